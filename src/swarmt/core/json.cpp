@@ -165,6 +165,20 @@ JsonView JsonView::object(const std::string& key) const {
   return JsonView(v, where_, prefix_ + key + ".");
 }
 
+size_t JsonView::list_size(const std::string& key) const {
+  const Json& v = field(key);
+  SWARMT_CHECK_INPUT(v.is_array(), describe(key), " must be a list (got ", json_preview(v), ")");
+  return v.size();
+}
+
+JsonView JsonView::list_object(const std::string& key, size_t index) const {
+  const Json& v = field(key);
+  SWARMT_CHECK_INPUT(v.is_array() && index < v.size(), describe(key), " has no element ", index);
+  SWARMT_CHECK_INPUT(v[index].is_object(), describe(key), "[", index, "] must be a JSON object (got ",
+                     json_preview(v[index]), ")");
+  return JsonView(v[index], where_, str_cat(prefix_, key, "[", index, "]."));
+}
+
 void JsonView::reject_unknown_keys(const std::set<std::string>& known) const {
   for (auto it = json_.begin(); it != json_.end(); ++it) {
     SWARMT_CHECK_INPUT(known.count(it.key()) > 0, describe(it.key()), " is not a known field");

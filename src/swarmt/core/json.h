@@ -48,6 +48,9 @@ class JsonView {
   std::vector<double> get_number_list(const std::string& key) const;
   std::vector<std::string> get_string_list(const std::string& key) const;
   JsonView object(const std::string& key) const;  // nested object; throws if not an object
+  // Lists of objects: size of the list field `key`, and its element i as a view ("key[i].field" in errors).
+  size_t list_size(const std::string& key) const;
+  JsonView list_object(const std::string& key, size_t index) const;
 
   // Range-checked integers: throws naming the field if value < min or > max.
   int64_t get_int_in(const std::string& key, int64_t min, int64_t max) const;

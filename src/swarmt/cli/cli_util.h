@@ -1,0 +1,19 @@
+// Small helpers shared by the subcommands: devices, dtypes, id lists, file reading.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace swarmt::cli {
+
+// "cpu", "cuda", "cuda:1" -> Device; BadInput if unknown or CUDA is unavailable.
+at::Device parse_device(const std::string& text);
+// "" -> nullopt (as stored); otherwise float32 / bfloat16 / float16 / float64.
+std::optional<at::ScalarType> parse_dtype(const std::string& text);
+// "1,2,3" or "[1, 2, 3]" -> ids; BadInput naming `option` on anything else.
+std::vector<int64_t> parse_id_list(const std::string& text, const std::string& option);
+
+}  // namespace swarmt::cli

@@ -1,0 +1,150 @@
+// `swarmt generate`: stream text from a model directory (SWAX, Llama, Gemma-3, ARMT).
+//   swarmt generate --model DIR --prompt TEXT [--chat] [--max-new-tokens N] [--temperature T]
+//                   [--top-k K] [--top-p P] [--seed S] [--stop STR]... [--window W] [--stats]
+#include <iostream>
+#include <memory>
+
+#include "swarmt/cli/cli_util.h"
+#include "swarmt/cli/command.h"
+#include "swarmt/core/error.h"
+#include "swarmt/core/json.h"
+#include "swarmt/core/memory_usage.h"
+#include "swarmt/infer/generate.h"
+#include "swarmt/infer/loaded_model.h"
+#include "swarmt/tokenizer/chat_format.h"
+#include "swarmt/tokenizer/stream_decoder.h"
+
+namespace swarmt::cli {
+namespace {
+
+struct GenerateOptions {
+  std::string model;
+  std::string prompt;
+  std::string prompt_file;
+  std::string system;
+  bool chat = false;
+  int64_t max_new_tokens = 128;
+  double temperature = 0.0;
+  int64_t top_k = 0;
+  double top_p = 1.0;
+  uint64_t seed = 0;
+  std::vector<std::string> stop;
+  int64_t window = 0;
+  int64_t prefill_chunk = 1024;
+  std::string device = "cpu";
+  std::string dtype;
+  bool stats = false;
+  bool ignore_eos = false;
+};
+
+int run_generate(const GenerateOptions& o) {
+  SWARMT_CHECK_INPUT(o.prompt.empty() != o.prompt_file.empty(), "give exactly one of --prompt and --prompt-file");
+  SWARMT_CHECK_INPUT(o.max_new_tokens >= 0, "--max-new-tokens must be >= 0");
+  SWARMT_CHECK_INPUT(o.prefill_chunk > 0, "--prefill-chunk must be positive");
+  const std::string prompt = o.prompt_file.empty() ? o.prompt : read_text_file(o.prompt_file);
+
+  infer::InferenceOptions load;
+  load.device = parse_device(o.device);
+  load.dtype = parse_dtype(o.dtype);
+  load.window = o.window;
+  load.prefill_chunk = o.prefill_chunk;
+  auto model = infer::LoadedModel::load(o.model, load);
+  const auto& tok = model.tokenizer();
+
+  std::vector<int32_t> ids;
+  std::vector<std::string> stop_strings = o.stop;
+  std::vector<int64_t> stop_ids = o.ignore_eos ? std::vector<int64_t>{} : model.stop_ids();
+  if (o.chat) {
+    SWARMT_CHECK_INPUT(model.tokenizer_config().has_value(), o.model,
+                       ": --chat needs tokenizer_config.json with a chat_template (or drop --chat)");
+    auto format = tokenizer::ChatFormat::from_config(*model.tokenizer_config());
+    std::vector<tokenizer::ChatMessage> messages;
+    if (!o.system.empty()) messages.push_back({"system", o.system});
+    messages.push_back({"user", prompt});
+    ids = format.encode(tok, messages, /*add_generation_prompt=*/true);
+    for (const auto& s : format.stop_strings()) stop_strings.push_back(s);
+    for (int32_t id : format.stop_ids(tok)) stop_ids.push_back(id);
+  } else {
+    SWARMT_CHECK_INPUT(o.system.empty(), "--system needs --chat");
+    ids = tok.encode(prompt, /*add_special_tokens=*/true);
+  }
+
+  infer::GenerateOptions g;
+  g.max_new_tokens = o.max_new_tokens;
+  g.sampling.temperature = o.temperature;
+  g.sampling.top_k = o.top_k;
+  g.sampling.top_p = o.top_p;
+  g.sampling.seed = o.seed;
+  g.stop_ids = stop_ids;
+
+  tokenizer::StreamDecoder decoder(tok, /*skip_special_tokens=*/true);
+  std::string text;
+  size_t printed = 0;
+  // Hold back as many bytes as the longest stop string minus one, so a stop string is never half printed.
+  size_t hold = 0;
+  for (const auto& s : stop_strings) hold = std::max(hold, s.size() > 0 ? s.size() - 1 : 0);
+  bool stopped_by_string = false;
+  auto on_token = [&](int64_t id) {
+    text += decoder.push(static_cast<int32_t>(id));
+    for (const auto& s : stop_strings) {
+      size_t at = s.empty() ? std::string::npos : text.find(s);
+      if (at != std::string::npos) {
+        text.resize(at);
+        stopped_by_string = true;
+      }
+    }
+    size_t safe = stopped_by_string ? text.size() : (text.size() > hold ? text.size() - hold : 0);
+    if (safe > printed) {
+      std::cout << text.substr(printed, safe - printed) << std::flush;
+      printed = safe;
+    }
+    return !stopped_by_string;
+  };
+  std::vector<int64_t> prompt_ids(ids.begin(), ids.end());
+  auto stream = model.new_stream();
+  auto result = infer::generate(*stream, prompt_ids, g, on_token);
+  if (!stopped_by_string) {
+    text += decoder.flush();
+    if (text.size() > printed) std::cout << text.substr(printed);
+  }
+  std::cout << std::endl;
+  if (o.stats) {
+    const double n = static_cast<double>(result.tokens.size());
+    Json stats{{"prompt_tokens", result.prompt_tokens},
+               {"generated_tokens", result.tokens.size()},
+               {"stop_reason", stopped_by_string ? "stop_string" : result.stop_reason},
+               {"prefill_tokens_per_s", result.prompt_tokens / std::max(1e-9, result.prefill_seconds)},
+               {"decode_tokens_per_s", n / std::max(1e-9, result.decode_seconds)},
+               {"state_bytes", result.state_bytes},
+               {"peak_rss_bytes", peak_rss_bytes()}};
+    std::cerr << stats.dump() << std::endl;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void register_generate(CLI::App& app, const GlobalOptions&, CommandList& commands) {
+  auto o = std::make_shared<GenerateOptions>();
+  CLI::App* cmd = app.add_subcommand("generate", "Generate text from a model directory, streaming to stdout");
+  cmd->add_option("-m,--model", o->model, "Model directory (SWAX, Llama, Gemma-3 or ARMT)")->required();
+  cmd->add_option("-p,--prompt", o->prompt, "Prompt text");
+  cmd->add_option("-f,--prompt-file", o->prompt_file, "Read the prompt from a file");
+  cmd->add_flag("--chat", o->chat, "Wrap the prompt as a user turn in the model's chat format");
+  cmd->add_option("--system", o->system, "System message (with --chat)");
+  cmd->add_option("-n,--max-new-tokens", o->max_new_tokens, "Tokens to generate at most")->capture_default_str();
+  cmd->add_option("--temperature", o->temperature, "Sampling temperature (0 = greedy)")->capture_default_str();
+  cmd->add_option("--top-k", o->top_k, "Keep the k most likely tokens (0 = all)")->capture_default_str();
+  cmd->add_option("--top-p", o->top_p, "Nucleus sampling mass")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Sampling seed")->capture_default_str();
+  cmd->add_option("--stop", o->stop, "Stop when this text appears (repeatable)");
+  cmd->add_flag("--ignore-eos", o->ignore_eos, "Do not stop at end-of-sequence tokens");
+  cmd->add_option("--window", o->window, "Sliding window of SWA layers at inference (default: the model's)");
+  cmd->add_option("--prefill-chunk", o->prefill_chunk, "Prompt tokens per prefill forward")->capture_default_str();
+  cmd->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
+  cmd->add_option("--dtype", o->dtype, "Weights dtype: float32, bfloat16 (default: as stored)");
+  cmd->add_flag("--stats", o->stats, "Print speed and memory as JSON to stderr");
+  commands.push_back({cmd, [o]() { return run_generate(*o); }});
+}
+
+}  // namespace swarmt::cli

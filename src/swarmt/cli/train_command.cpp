@@ -1,0 +1,65 @@
+// `swarmt train`: train a model from a training config (SWAX hybrids, baselines, or continued training of
+// any model directory).
+//   swarmt train --config FILE --out DIR [--max-steps N] [--resume] [--device cpu|cuda]
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "swarmt/cli/cli_util.h"
+#include "swarmt/cli/command.h"
+#include "swarmt/core/atomic_file.h"
+#include "swarmt/core/error.h"
+#include "swarmt/core/json.h"
+#include "swarmt/train/train_setup.h"
+
+namespace fs = std::filesystem;
+
+namespace swarmt::cli {
+namespace {
+
+struct TrainOptions {
+  std::string config, out, device = "cpu";
+  int64_t max_steps = 0;
+  bool resume = false;
+};
+
+int run_train(const TrainOptions& o, const GlobalOptions& globals) {
+  Json config = read_json_file(o.config);
+  if (o.max_steps > 0) config["training"]["max_steps"] = o.max_steps;
+  const std::string saved_config = o.out + "/train_config.json";
+  if (o.resume && fs::exists(saved_config)) {
+    // Resume continues the original run: the saved configuration wins over a changed file, except for
+    // --max-steps (extending a run is allowed).
+    Json original = read_json_file(saved_config);
+    if (o.max_steps > 0) original["training"]["max_steps"] = o.max_steps;
+    config = original;
+  }
+  auto setup = train::make_lm_training(config, o.config, parse_device(o.device));
+  fs::create_directories(o.out);
+  if (!o.resume || !fs::exists(saved_config)) write_file_atomically(saved_config, config.dump(2) + "\n");
+  train::Trainer trainer(*setup.task, setup.trainer, o.out, globals.quiet);
+  auto result = trainer.run(o.resume);
+  Json summary{{"steps", result.steps},
+               {"final_loss", result.final_loss},
+               {"tokens_per_s", result.tokens_per_second},
+               {"skipped_steps", result.skipped_steps},
+               {"model_dir", o.out}};
+  if (result.final_val_loss >= 0) summary["final_val_loss"] = result.final_val_loss;
+  std::cout << summary.dump() << std::endl;
+  return 0;
+}
+
+}  // namespace
+
+void register_train(CLI::App& app, const GlobalOptions& globals, CommandList& commands) {
+  auto o = std::make_shared<TrainOptions>();
+  CLI::App* cmd = app.add_subcommand("train", "Train a model (SWAX with stochastic windows, baselines, ...)");
+  cmd->add_option("-c,--config", o->config, "Training config (JSON)")->required();
+  cmd->add_option("-o,--out", o->out, "Run directory: the final model, checkpoints/, metrics.jsonl")->required();
+  cmd->add_option("--max-steps", o->max_steps, "Override training.max_steps");
+  cmd->add_flag("--resume", o->resume, "Continue from the latest valid checkpoint in --out");
+  cmd->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
+  commands.push_back({cmd, [o, &globals]() { return run_train(*o, globals); }});
+}
+
+}  // namespace swarmt::cli

@@ -1,0 +1,28 @@
+// Data sources from their JSON description (the "train" / "validation" objects of a training config):
+//   {"type": "tokens", "path": "data/train.json"}            a token file (see token_file.h)
+//   {"type": "synthetic", "tasks": [...], ...}               generated on the fly (synthetic_source.h)
+#pragma once
+
+#include <memory>
+
+#include "swarmt/core/json.h"
+#include "swarmt/data/batch.h"
+#include "swarmt/data/synthetic_source.h"
+#include "swarmt/tokenizer/tokenizer.h"
+
+namespace swarmt::data {
+
+struct TextTokenizer {
+  tokenizer::Tokenizer tokenizer;
+  SyntheticSpecialIds ids;     // bos (if the model expects one), eos, pad
+  std::string tokenizer_json;  // to copy into model directories
+  std::string tokenizer_config_json;
+};
+
+// "byte": the built-in byte tokenizer; otherwise a directory with tokenizer.json (+ tokenizer_config.json).
+TextTokenizer load_text_tokenizer(const std::string& spec);
+
+std::shared_ptr<const DataSource> make_data_source(const JsonView& view, const TextTokenizer& tokenizer,
+                                                   int64_t sequence_length, uint64_t seed);
+
+}  // namespace swarmt::data

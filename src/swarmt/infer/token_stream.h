@@ -1,0 +1,38 @@
+// The incremental interface generation runs on: feed tokens, get the logits of the last one. A plain
+// causal LM streams through its ModelState (KV rings, recurrent states); ARMT streams segment by segment
+// through its associative memory. Prompts are fed in chunks so that prefill memory stays bounded.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <memory>
+
+#include "swarmt/models/causal_lm.h"
+
+namespace swarmt::infer {
+
+class TokenStream {
+ public:
+  virtual ~TokenStream() = default;
+  // tokens: int64 (n) for one sequence. Returns the logits (V) after the last token.
+  virtual at::Tensor feed(const at::Tensor& tokens) = 0;
+  // Bytes held by the streaming state now (KV caches, recurrent states, memories).
+  virtual int64_t state_bytes() const = 0;
+  virtual int64_t position() const = 0;
+};
+
+class CausalLMStream : public TokenStream {
+ public:
+  // prefill_chunk: longest piece of a prompt run in one forward (bounds activation memory).
+  CausalLMStream(std::shared_ptr<models::CausalLM> model, int64_t prefill_chunk = 1024);
+  at::Tensor feed(const at::Tensor& tokens) override;
+  int64_t state_bytes() const override { return state_.bytes(); }
+  int64_t position() const override { return state_.position; }
+
+ private:
+  std::shared_ptr<models::CausalLM> model_;
+  models::ModelState state_;
+  int64_t prefill_chunk_;
+};
+
+}  // namespace swarmt::infer

@@ -1,0 +1,68 @@
+#include "swarmt/models/model_io.h"
+
+#include <filesystem>
+
+#include "swarmt/core/atomic_file.h"
+#include "swarmt/core/error.h"
+#include "swarmt/core/safetensors_torch.h"
+#include "swarmt/models/registry.h"
+
+namespace fs = std::filesystem;
+
+namespace swarmt::models {
+
+at::ScalarType dtype_from_name(const std::string& name, const std::string& field) {
+  if (name == "float32" || name == "fp32" || name == "f32") return at::kFloat;
+  if (name == "bfloat16" || name == "bf16") return at::kBFloat16;
+  if (name == "float16" || name == "fp16" || name == "f16") return at::kHalf;
+  if (name == "float64" || name == "fp64" || name == "f64") return at::kDouble;
+  throw_input_error(field, ": dtype '", name, "' is not supported (float32, bfloat16, float16, float64)");
+}
+
+std::string dtype_name(at::ScalarType type) {
+  switch (type) {
+    case at::kFloat: return "float32";
+    case at::kBFloat16: return "bfloat16";
+    case at::kHalf: return "float16";
+    case at::kDouble: return "float64";
+    default: return c10::toString(type);
+  }
+}
+
+std::shared_ptr<CausalLM> load_model(const std::string& dir, const LoadOptions& options) {
+  SWARMT_CHECK_INPUT(fs::is_directory(dir), dir, ": not a model directory");
+  const std::string config_path = dir + "/config.json";
+  SWARMT_CHECK_INPUT(fs::exists(config_path), dir, ": no config.json (not a model directory?)");
+  Json config = read_json_file(config_path);
+  auto model = create_model(config, config_path);
+  TensorStore store = TensorStore::open(dir);
+  std::string stored_dtype = JsonView(config, config_path).get_string("torch_dtype", "float32");
+  at::ScalarType dtype = options.dtype ? *options.dtype : dtype_from_name(stored_dtype, config_path + ": field 'torch_dtype'");
+  model->to(dtype);
+  model->load_checkpoint_tensors([&](const std::string& name) { return store.has(name) ? store.get(name) : at::Tensor(); },
+                                 store.path());
+  model->to(options.device);
+  model->eval();
+  return model;
+}
+
+void save_model(CausalLM& model, const std::string& dir, const ModelAssets& assets) {
+  fs::create_directories(dir);
+  Json config = model.config_json();
+  config["torch_dtype"] = dtype_name(model.dtype());
+  // Weights first, config last: a directory whose config.json is new always has matching weights.
+  save_safetensors_model(dir, model.checkpoint_tensors(), {{"format", "pt"}});
+  if (!assets.tokenizer_json.empty()) write_file_atomically(dir + "/tokenizer.json", assets.tokenizer_json);
+  if (!assets.tokenizer_config_json.empty())
+    write_file_atomically(dir + "/tokenizer_config.json", assets.tokenizer_config_json);
+  write_file_atomically(dir + "/config.json", config.dump(2) + "\n");
+}
+
+ModelAssets read_model_assets(const std::string& dir) {
+  ModelAssets assets;
+  if (fs::exists(dir + "/tokenizer.json")) assets.tokenizer_json = read_text_file(dir + "/tokenizer.json");
+  if (fs::exists(dir + "/tokenizer_config.json")) assets.tokenizer_config_json = read_text_file(dir + "/tokenizer_config.json");
+  return assets;
+}
+
+}  // namespace swarmt::models

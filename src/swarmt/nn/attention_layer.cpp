@@ -1,0 +1,75 @@
+#include "swarmt/nn/attention_layer.h"
+
+#include "swarmt/core/error.h"
+
+namespace swarmt::nn {
+
+AttentionLayerImpl::AttentionLayerImpl(const AttentionLayerOptions& o) : options_(o) {
+  SWARMT_CHECK(o.num_heads > 0 && o.num_kv_heads > 0 && o.num_heads % o.num_kv_heads == 0 && o.head_dim > 0);
+  using torch::nn::Linear;
+  using torch::nn::LinearOptions;
+  q_proj = register_module("q_proj", Linear(LinearOptions(o.hidden_size, o.num_heads * o.head_dim).bias(o.qkv_bias)));
+  k_proj = register_module("k_proj", Linear(LinearOptions(o.hidden_size, o.num_kv_heads * o.head_dim).bias(o.qkv_bias)));
+  v_proj = register_module("v_proj", Linear(LinearOptions(o.hidden_size, o.num_kv_heads * o.head_dim).bias(o.qkv_bias)));
+  o_proj = register_module("o_proj", Linear(LinearOptions(o.num_heads * o.head_dim, o.hidden_size).bias(o.o_bias)));
+  if (o.qk_norm) {
+    q_norm = register_module("q_norm", RMSNorm(o.head_dim, o.qk_norm_eps, /*cast_before_weight=*/false));
+    k_norm = register_module("k_norm", RMSNorm(o.head_dim, o.qk_norm_eps, /*cast_before_weight=*/false));
+  }
+  inv_freq_ = ops::rope_inv_freq(o.head_dim, o.rope_theta, o.rope_scaling);
+}
+
+ops::AttentionOptions AttentionLayerImpl::attention_options(int64_t window) const {
+  ops::AttentionOptions a;
+  a.window = window;
+  a.scale = options_.scale;
+  a.softcap = options_.softcap;
+  return a;
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> AttentionLayerImpl::project(const at::Tensor& x,
+                                                                           const at::Tensor& positions) {
+  const int64_t B = x.size(0), N = x.size(1), D = options_.head_dim;
+  auto q = q_proj->forward(x).view({B, N, options_.num_heads, D}).transpose(1, 2);
+  auto k = k_proj->forward(x).view({B, N, options_.num_kv_heads, D}).transpose(1, 2);
+  auto v = v_proj->forward(x).view({B, N, options_.num_kv_heads, D}).transpose(1, 2).contiguous();
+  if (options_.qk_norm) {
+    q = q_norm->forward(q);
+    k = k_norm->forward(k);
+  }
+  auto [cos, sin] = ops::rope_cos_sin(positions.to(x.device()), inv_freq_.to(x.device()), x.scalar_type());
+  q = ops::apply_rope(q, cos, sin).contiguous();
+  k = ops::apply_rope(k, cos, sin).contiguous();
+  return {q, k, v};
+}
+
+at::Tensor AttentionLayerImpl::output(const at::Tensor& attn) {
+  const int64_t B = attn.size(0), N = attn.size(2);
+  return o_proj->forward(attn.transpose(1, 2).reshape({B, N, options_.num_heads * options_.head_dim}));
+}
+
+at::Tensor AttentionLayerImpl::forward(const at::Tensor& x, const LayerContext& ctx) {
+  auto [q, k, v] = project(x, ctx.positions);
+  // The per-step window (stochastic window training) applies to sliding layers only.
+  int64_t window = options_.window > 0 && ctx.window > 0 ? ctx.window : options_.window;
+  return output(ops::causal_attention(q, k, v, attention_options(window), ctx.doc_ids));
+}
+
+std::unique_ptr<LayerState> AttentionLayerImpl::new_state(int64_t batch, at::ScalarType dtype,
+                                                          at::Device device) const {
+  auto state = std::make_unique<KVCacheState>();
+  state->cache = ops::make_kv_cache(batch, options_.num_kv_heads, options_.head_dim,
+                                    /*capacity=*/options_.window, dtype, device);
+  return state;
+}
+
+at::Tensor AttentionLayerImpl::forward_stateful(const at::Tensor& x, LayerState& state) {
+  auto* kv = dynamic_cast<KVCacheState*>(&state);
+  SWARMT_CHECK(kv != nullptr, "attention layer got a state of another layer type");
+  const int64_t n = x.size(1);
+  auto positions = at::arange(kv->cache.seen, kv->cache.seen + n, at::TensorOptions().dtype(at::kLong));
+  auto [q, k, v] = project(x, positions);
+  return output(ops::attend_with_cache(kv->cache, q, k, v, attention_options(options_.window)));
+}
+
+}  // namespace swarmt::nn

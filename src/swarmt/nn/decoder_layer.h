@@ -1,0 +1,25 @@
+// A decoder layer of any architecture (SWAX hybrid block, Llama layer, Gemma-3 layer). CausalLM runs a
+// stack of them; ARMT wraps them one by one.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <memory>
+
+#include "swarmt/nn/layer_context.h"
+
+namespace swarmt::nn {
+
+class DecoderLayer : public torch::nn::Module {
+ public:
+  // Full-sequence forward (training, evaluation, ARMT segments). x: (B, N, d) -> (B, N, d).
+  virtual at::Tensor forward(const at::Tensor& x, const LayerContext& ctx) = 0;
+  // Streaming forward over a chunk of any length, continuing from and updating `state`.
+  virtual at::Tensor forward_stateful(const at::Tensor& x, LayerState& state) = 0;
+  virtual std::unique_ptr<LayerState> new_state(int64_t batch, at::ScalarType dtype, at::Device device) const = 0;
+  // Sliding-window layers report their inference window (0 otherwise) and accept a new one.
+  virtual int64_t window() const { return 0; }
+  virtual void set_window(int64_t) {}
+};
+
+}  // namespace swarmt::nn

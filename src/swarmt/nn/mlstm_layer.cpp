@@ -1,0 +1,107 @@
+#include "swarmt/nn/mlstm_layer.h"
+
+#include "swarmt/core/error.h"
+#include "swarmt/nn/init.h"
+
+namespace swarmt::nn {
+namespace {
+
+// softcap_a(x) = a·tanh(x / a)  (xLSTM-7B eq. 13); a <= 0 disables it.
+at::Tensor soft_cap(const at::Tensor& x, double cap) { return cap > 0 ? cap * at::tanh(x / cap) : x; }
+
+// The cell runs in fp32 (fp64 in tests) whatever the activation dtype.
+at::ScalarType cell_dtype(at::ScalarType t) { return t == at::kDouble ? at::kDouble : at::kFloat; }
+
+}  // namespace
+
+MLSTMLayerImpl::MLSTMLayerImpl(const MLSTMLayerOptions& o) : options_(o) {
+  using torch::nn::Linear;
+  using torch::nn::LinearOptions;
+  const int64_t d = o.hidden_size, H = o.num_heads;
+  q_proj = register_module("q_proj", Linear(LinearOptions(d, H * o.qk_head_dim).bias(false)));
+  k_proj = register_module("k_proj", Linear(LinearOptions(d, H * o.qk_head_dim).bias(false)));
+  v_proj = register_module("v_proj", Linear(LinearOptions(d, H * o.v_head_dim).bias(false)));
+  ogate_proj = register_module("ogate_proj", Linear(LinearOptions(d, H * o.v_head_dim).bias(false)));
+  igate_proj = register_module("igate_proj", Linear(LinearOptions(d, H).bias(true)));
+  fgate_proj = register_module("fgate_proj", Linear(LinearOptions(d, H).bias(true)));
+  head_norm = register_module("head_norm", HeadwiseLayerNorm(H, o.v_head_dim, o.norm_eps));
+  out_proj = register_module("out_proj", Linear(LinearOptions(H * o.v_head_dim, d).bias(false)));
+  reset_parameters(/*num_blocks=*/1);
+}
+
+void MLSTMLayerImpl::reset_parameters(int64_t num_blocks) {
+  at::NoGradGuard no_grad;
+  const int64_t d = options_.hidden_size, H = options_.num_heads;
+  small_init_(q_proj->weight, d);
+  small_init_(k_proj->weight, d);
+  small_init_(v_proj->weight, d);
+  // Gate weights start at zero (so σ(õ) = 0.5 and the gates start at their biases); input-gate bias
+  // -10 tames early gradient spikes (xLSTM-7B App. C.2); forget-gate biases linspace(3, 6) per head.
+  ogate_proj->weight.zero_();
+  igate_proj->weight.zero_();
+  fgate_proj->weight.zero_();
+  igate_proj->bias.fill_(-10.0);
+  fgate_proj->bias.copy_(H > 1 ? at::linspace(3.0, 6.0, H) : at::full({1}, 3.0));
+  head_norm->weight.fill_(1.0);
+  wang_init_(out_proj->weight, d, num_blocks);
+}
+
+MLSTMLayerImpl::Projections MLSTMLayerImpl::project(const at::Tensor& x) {
+  const int64_t B = x.size(0), N = x.size(1), H = options_.num_heads;
+  const auto ct = cell_dtype(x.scalar_type());
+  Projections p;
+  p.q = q_proj->forward(x).view({B, N, H, options_.qk_head_dim}).transpose(1, 2).to(ct).contiguous();
+  p.k = k_proj->forward(x).view({B, N, H, options_.qk_head_dim}).transpose(1, 2).to(ct).contiguous();
+  p.v = v_proj->forward(x).view({B, N, H, options_.v_head_dim}).transpose(1, 2).to(ct).contiguous();
+  p.igate = soft_cap(igate_proj->forward(x).to(ct), options_.gate_soft_cap).transpose(1, 2).contiguous();
+  p.fgate = soft_cap(fgate_proj->forward(x).to(ct), options_.gate_soft_cap).transpose(1, 2).contiguous();
+  p.ogate = ogate_proj->forward(x);
+  return p;
+}
+
+at::Tensor MLSTMLayerImpl::output(const at::Tensor& h, const at::Tensor& ogate, at::ScalarType dtype) {
+  const int64_t B = h.size(0), N = h.size(2), H = options_.num_heads;
+  auto normed = head_norm->forward(h.to(dtype));                      // (B, H, N, Dv)
+  auto merged = normed.transpose(1, 2).reshape({B, N, H * options_.v_head_dim});
+  return out_proj->forward(at::sigmoid(ogate) * merged);
+}
+
+at::Tensor MLSTMLayerImpl::forward(const at::Tensor& x, const LayerContext& ctx) {
+  auto p = project(x);
+  ops::MLSTMOptions cell_options;
+  cell_options.chunk_size = options_.chunk_size;
+  cell_options.eps = options_.eps;
+  auto result = ops::mlstm_chunkwise(p.q, p.k, p.v, p.igate, p.fgate, std::nullopt, cell_options, ctx.resets);
+  return output(result.first, p.ogate, x.scalar_type());
+}
+
+std::unique_ptr<LayerState> MLSTMLayerImpl::new_state(int64_t batch, at::ScalarType dtype, at::Device device) const {
+  auto state = std::make_unique<MLSTMLayerState>();
+  state->cell = ops::mlstm_zero_state(batch, options_.num_heads, options_.qk_head_dim, options_.v_head_dim,
+                                      cell_dtype(dtype), device);
+  return state;
+}
+
+at::Tensor MLSTMLayerImpl::forward_stateful(const at::Tensor& x, LayerState& state) {
+  auto* s = dynamic_cast<MLSTMLayerState*>(&state);
+  SWARMT_CHECK(s != nullptr, "mLSTM layer got a state of another layer type");
+  auto p = project(x);
+  at::Tensor h;
+  if (x.size(1) == 1) {
+    using namespace at::indexing;
+    auto step = ops::mlstm_step(p.q.select(2, 0), p.k.select(2, 0), p.v.select(2, 0), p.igate.select(2, 0),
+                                p.fgate.select(2, 0), s->cell, options_.eps);
+    h = step.first.unsqueeze(2);
+    s->cell = step.second;
+  } else {
+    ops::MLSTMOptions cell_options;
+    cell_options.chunk_size = options_.chunk_size;
+    cell_options.eps = options_.eps;
+    auto result = ops::mlstm_chunkwise(p.q, p.k, p.v, p.igate, p.fgate, s->cell, cell_options);
+    h = result.first;
+    s->cell = result.second;
+  }
+  return output(h, p.ogate, x.scalar_type());
+}
+
+}  // namespace swarmt::nn

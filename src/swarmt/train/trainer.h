@@ -1,0 +1,83 @@
+// The one training loop of swarmt.
+//
+// Per optimizer step s:
+//   plan = task.plan(s)                      (window of SWAX, segments of the ARMT curriculum)
+//   rows of the step are split into grad_accum micro-batches; loss = Σ CE / (target tokens of the step)
+//   clip the global gradient norm; lr = peak · schedule(s); AdamW step
+//   every log_every steps: one JSON line in metrics.jsonl and the progress bar
+//   every eval_every steps: validation loss;  every checkpoint_every steps: an atomic checkpoint
+//
+// Resume is exact: data and schedules are pure functions of the step, the optimizer state and the
+// weights are in the checkpoint, so a resumed run logs the same losses as an uninterrupted one.
+//
+// Run directory layout (--out DIR):
+//   DIR/config.json, model.safetensors, ...   the final model (written at the end)
+//   DIR/checkpoints/checkpoint-00000200/      model.safetensors, optimizer.safetensors,
+//                                             trainer_state.json, manifest.json
+//   DIR/metrics.jsonl                         one JSON object per logged step / validation
+//   DIR/train_config.json                     the configuration the run was started with
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "swarmt/core/json.h"
+#include "swarmt/train/adamw.h"
+#include "swarmt/train/lr_schedule.h"
+#include "swarmt/train/train_task.h"
+
+namespace swarmt::train {
+
+struct TrainerOptions {
+  int64_t max_steps = 1000;
+  int64_t batch_size = 8;          // rows per optimizer step (global across ranks)
+  int64_t grad_accum = 1;          // micro-batches per step
+  double lr = 1e-3;                // peak learning rate
+  AdamWOptions adamw;
+  LrSchedule lr_schedule;
+  double clip_grad_norm = 1.0;     // 0: no clipping
+  bool bf16 = false;               // autocast matmuls to bfloat16
+  int64_t eval_every = 0;          // 0: only at the end (if the task has validation data)
+  int64_t eval_batches = 4;
+  int64_t checkpoint_every = 0;    // 0: only at the end
+  int64_t keep_checkpoints = 3;
+  int64_t log_every = 10;
+  int64_t max_bad_steps = 5;       // consecutive non-finite steps tolerated before stopping
+  uint64_t seed = 0;
+
+  static TrainerOptions from_json(const JsonView& view);
+  Json to_json() const;
+};
+
+struct TrainResult {
+  int64_t steps = 0;
+  double final_loss = 0;
+  double final_val_loss = -1;     // < 0 if no validation
+  double tokens_per_second = 0;
+  int64_t skipped_steps = 0;
+};
+
+class Trainer {
+ public:
+  Trainer(TrainTask& task, TrainerOptions options, std::string run_dir, bool quiet = false);
+
+  // Trains to max_steps. With resume, continues from the latest valid checkpoint of the run directory;
+  // without it, refuses to overwrite a run directory that already holds checkpoints.
+  TrainResult run(bool resume);
+
+  // Called after every step with (step, loss); tests use it to compare runs.
+  std::function<void(int64_t, double)> on_step;
+
+  double evaluate();  // mean validation loss over eval_batches
+
+ private:
+  void save_checkpoint(int64_t completed_steps, AdamW& optimizer, int64_t tokens_seen);
+  int64_t load_checkpoint(AdamW& optimizer, int64_t& tokens_seen);
+
+  TrainTask& task_;
+  TrainerOptions options_;
+  std::string run_dir_;
+  bool quiet_;
+};
+
+}  // namespace swarmt::train

@@ -1,0 +1,56 @@
+#include "swarmt/train/window_schedule.h"
+
+#include <cmath>
+
+#include "swarmt/core/error.h"
+#include "swarmt/core/random.h"
+
+namespace swarmt::train {
+
+int64_t WindowSchedule::anneal_start(int64_t total_steps) const {
+  return static_cast<int64_t>(std::ceil((1.0 - anneal_fraction) * static_cast<double>(total_steps) - 1e-9));
+}
+
+int64_t WindowSchedule::window_at(int64_t step, int64_t total_steps) const {
+  if (type == "fixed") return window;
+  if (type != "stochastic") return 0;
+  if (step >= anneal_start(total_steps)) return long_window;
+  return uniform_from_key(mix_key(seed, static_cast<uint64_t>(step))) < p_short ? short_window : long_window;
+}
+
+WindowSchedule WindowSchedule::from_json(const JsonView& v) {
+  v.reject_unknown_keys({"type", "window", "short_window", "long_window", "p_short", "anneal_fraction", "seed"});
+  WindowSchedule s;
+  s.type = v.get_string("type", "none");
+  SWARMT_CHECK_INPUT(s.type == "none" || s.type == "fixed" || s.type == "stochastic", v.describe("type"),
+                     " must be \"none\", \"fixed\" or \"stochastic\" (got \"", s.type, "\")");
+  if (s.type == "fixed") s.window = v.get_int_in("window", 1, int64_t{1} << 40);
+  if (s.type == "stochastic") {
+    s.short_window = v.get_int_in("short_window", 1, int64_t{1} << 40);
+    s.long_window = v.get_int_in("long_window", 1, int64_t{1} << 40);
+    SWARMT_CHECK_INPUT(s.short_window <= s.long_window, v.describe("short_window"), " (", s.short_window,
+                       ") must not exceed long_window (", s.long_window, ")");
+    s.p_short = v.get_number("p_short", s.p_short);
+    SWARMT_CHECK_INPUT(s.p_short >= 0 && s.p_short <= 1, v.describe("p_short"), " must be in [0, 1]");
+    s.anneal_fraction = v.get_number("anneal_fraction", s.anneal_fraction);
+    SWARMT_CHECK_INPUT(s.anneal_fraction >= 0 && s.anneal_fraction <= 1, v.describe("anneal_fraction"),
+                       " must be in [0, 1]");
+  }
+  s.seed = static_cast<uint64_t>(v.get_int("seed", 0));
+  return s;
+}
+
+Json WindowSchedule::to_json() const {
+  Json j{{"type", type}};
+  if (type == "fixed") j["window"] = window;
+  if (type == "stochastic") {
+    j["short_window"] = short_window;
+    j["long_window"] = long_window;
+    j["p_short"] = p_short;
+    j["anneal_fraction"] = anneal_fraction;
+  }
+  j["seed"] = seed;
+  return j;
+}
+
+}  // namespace swarmt::train

@@ -1,0 +1,88 @@
+#include "swarmt/train/adamw.h"
+
+#include <gtest/gtest.h>
+
+#include "swarmt/train/lr_schedule.h"
+#include "test_util.h"
+
+namespace swarmt::train {
+namespace {
+
+// Two steps of AdamW on a 2x2 weight equal the update written out by hand.
+TEST(AdamW, update_matches_the_written_out_formula) {
+  auto w = at::tensor({{1.0, -2.0}, {0.5, 3.0}}, at::kDouble).requires_grad_(true);
+  AdamWOptions o;
+  o.beta1 = 0.9;
+  o.beta2 = 0.99;
+  o.eps = 1e-8;
+  o.weight_decay = 0.1;
+  AdamW opt({{"layer.weight", w}}, o);
+  auto expected = w.detach().clone();
+  auto m = at::zeros_like(expected), v = at::zeros_like(expected);
+  const double lr = 0.01;
+  for (int t = 1; t <= 2; ++t) {
+    auto g = at::tensor({{0.3 * t, -0.1}, {0.2, 0.05 * t}}, at::kDouble);
+    w.mutable_grad() = g.clone();
+    opt.step(lr);
+    m = 0.9 * m + 0.1 * g;
+    v = 0.99 * v + 0.01 * g * g;
+    auto mhat = m / (1 - std::pow(0.9, t)), vhat = v / (1 - std::pow(0.99, t));
+    expected = expected * (1 - lr * 0.1) - lr * mhat / (vhat.sqrt() + 1e-8);
+    EXPECT_TENSORS_CLOSE(w.detach(), expected, 1e-14);
+  }
+}
+
+TEST(AdamW, norms_biases_gates_and_embeddings_get_no_weight_decay) {
+  auto matrix = at::zeros({2, 2});
+  EXPECT_TRUE(default_decays("model.layers.0.mlp.up_proj.weight", matrix, false));
+  EXPECT_FALSE(default_decays("model.layers.0.input_layernorm.weight", at::zeros({2}), false));
+  EXPECT_FALSE(default_decays("model.layers.0.mlstm.igate_proj.bias", at::zeros({2}), false));
+  EXPECT_FALSE(default_decays("model.layers.0.gdn.A_log", at::zeros({2}), false));
+  EXPECT_FALSE(default_decays("model.embed_tokens.weight", matrix, false));
+  EXPECT_TRUE(default_decays("model.embed_tokens.weight", matrix, true));
+}
+
+TEST(AdamW, state_round_trips_by_name) {
+  auto w = at::randn({3, 2}).requires_grad_(true);
+  AdamW a({{"w", w}}, AdamWOptions{});
+  w.mutable_grad() = at::randn({3, 2});
+  a.step(0.1);
+  auto saved = a.state_tensors();
+  AdamW b({{"w", w}}, AdamWOptions{});
+  b.load_state_tensors([&](const std::string& n) {
+    for (auto& [k, t] : saved) if (k == n) return t;
+    return at::Tensor();
+  }, "opt.safetensors");
+  EXPECT_EQ(b.steps(), 1);
+  EXPECT_TENSORS_CLOSE(b.state_tensors()[0].second, saved[0].second, 0.0);
+}
+
+TEST(ClipGradNorm, scales_to_the_maximum_and_reports_the_norm) {
+  auto w = at::zeros({2}).requires_grad_(true);
+  w.mutable_grad() = at::tensor({3.0f, 4.0f});
+  double norm = clip_grad_norm({{"w", w}}, 1.0);
+  EXPECT_NEAR(norm, 5.0, 1e-6);
+  EXPECT_NEAR(w.grad().norm().item<double>(), 1.0, 1e-5);
+}
+
+TEST(LrSchedule, warmup_cosine_and_wsd_shapes) {
+  LrSchedule cosine;
+  cosine.type = "cosine";
+  cosine.warmup_steps = 10;
+  cosine.min_ratio = 0.1;
+  EXPECT_NEAR(cosine.multiplier(0, 100), 0.1, 1e-12);
+  EXPECT_NEAR(cosine.multiplier(9, 100), 1.0, 1e-12);
+  EXPECT_NEAR(cosine.multiplier(99, 100), 0.1, 1e-12);
+  EXPECT_GT(cosine.multiplier(40, 100), cosine.multiplier(60, 100));
+  LrSchedule wsd;
+  wsd.type = "wsd";
+  wsd.warmup_steps = 0;
+  wsd.decay_fraction = 0.2;
+  wsd.min_ratio = 0.0;
+  EXPECT_EQ(wsd.multiplier(79, 100), 1.0);
+  EXPECT_NEAR(wsd.multiplier(99, 100), 0.0, 1e-12);
+  EXPECT_NEAR(wsd.multiplier(89, 100), 0.5, 1e-12);
+}
+
+}  // namespace
+}  // namespace swarmt::train

@@ -1,0 +1,68 @@
+#include "swarmt/train/window_schedule.h"
+
+#include <gtest/gtest.h>
+
+namespace swarmt::train {
+namespace {
+
+WindowSchedule stochastic(double p) {
+  WindowSchedule s;
+  s.type = "stochastic";
+  s.short_window = 16;
+  s.long_window = 256;
+  s.p_short = p;
+  s.anneal_fraction = 0.1;
+  s.seed = 7;
+  return s;
+}
+
+// Before annealing the short window is drawn with frequency ~p; after it, never.
+TEST(WindowSchedule, short_window_fraction_is_near_p_before_annealing_and_zero_after) {
+  for (double p : {0.5, 0.75}) {
+    auto s = stochastic(p);
+    const int64_t total = 20000, anneal = s.anneal_start(total);
+    EXPECT_EQ(anneal, 18000);
+    int64_t shorts = 0;
+    for (int64_t step = 0; step < anneal; ++step) {
+      int64_t w = s.window_at(step, total);
+      ASSERT_TRUE(w == 16 || w == 256);
+      shorts += w == 16;
+    }
+    // Binomial(18000, p): 4 standard deviations is about 0.015.
+    EXPECT_NEAR(static_cast<double>(shorts) / anneal, p, 0.015) << "p = " << p;
+    for (int64_t step = anneal; step < total; ++step) EXPECT_EQ(s.window_at(step, total), 256);
+  }
+}
+
+TEST(WindowSchedule, is_a_pure_function_of_seed_and_step) {
+  auto a = stochastic(0.5), b = stochastic(0.5), c = stochastic(0.5);
+  c.seed = 8;
+  int differ = 0;
+  for (int64_t step = 0; step < 200; ++step) {
+    EXPECT_EQ(a.window_at(step, 1000), b.window_at(step, 1000));
+    differ += a.window_at(step, 1000) != c.window_at(step, 1000);
+  }
+  EXPECT_GT(differ, 20);  // another seed gives another sequence
+}
+
+TEST(WindowSchedule, fixed_and_none) {
+  WindowSchedule fixed;
+  fixed.type = "fixed";
+  fixed.window = 64;
+  EXPECT_EQ(fixed.window_at(3, 10), 64);
+  WindowSchedule none;
+  EXPECT_EQ(none.window_at(3, 10), 0);
+}
+
+TEST(WindowSchedule, parses_and_validates_json) {
+  Json j{{"type", "stochastic"}, {"short_window", 32}, {"long_window", 16}};
+  try {
+    WindowSchedule::from_json(JsonView(j, "train.json", "window_schedule."));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "train.json: field 'window_schedule.short_window' (32) must not exceed long_window (16)");
+  }
+}
+
+}  // namespace
+}  // namespace swarmt::train
