@@ -291,6 +291,9 @@ struct MalformedCase {
   std::string expected;  // a substring of the message (after "bad.safetensors: ")
 };
 
+// Test listings show the case name, not the bytes.
+void PrintTo(const MalformedCase& c, std::ostream* os) { *os << c.name; }
+
 std::string entry_json(const std::string& name, const std::string& body) { return "\"" + name + "\":{" + body + "}"; }
 
 std::vector<MalformedCase> malformed_cases() {
