@@ -1,0 +1,13 @@
+// `swarmt bench`: the benchmark command group. Each benchmark is one subcommand in its own file, added to
+// the group by a register_bench_<name> function declared here and called from register_bench
+// (bench_command.cpp). To add one: declare it below, define it in its file, add one call.
+#pragma once
+
+#include "swarmt/cli/command.h"
+
+namespace swarmt::cli {
+
+// `swarmt bench gemm`: the machine's fp32 GEMM rate, and a reproducible product for comparing BLAS kernels.
+void register_bench_gemm(CLI::App& bench, const GlobalOptions& globals, CommandList& commands);
+
+}  // namespace swarmt::cli

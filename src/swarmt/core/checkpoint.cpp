@@ -1,0 +1,240 @@
+#include "swarmt/core/checkpoint.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "swarmt/core/error.h"
+#include "swarmt/core/json.h"
+#include "swarmt/core/sha256.h"
+
+namespace fs = std::filesystem;
+
+namespace swarmt {
+namespace {
+
+// File names inside a checkpoint: relative, no "..", no empty components, not the manifest itself.
+void check_file_name(const std::string& name, const std::string& where) {
+  bool ok = !name.empty() && name.front() != '/' && name.back() != '/' && name.find('\0') == std::string::npos;
+  for (const auto& part : fs::path(name)) ok = ok && part != ".." && part != "." && !part.empty();
+  SWARMT_CHECK_INPUT(ok, where, ": invalid file name \"", name, "\" (must be a relative path inside the checkpoint)");
+}
+
+// The pid inside a temporary name ".checkpoint-00000200.tmp-<pid>-<n>", or -1.
+long writer_pid_of_temp(const std::string& name) {
+  for (const char* tag : {".tmp-", ".old-"}) {
+    auto pos = name.find(tag);
+    if (pos == std::string::npos) continue;
+    long pid = -1;
+    if (std::sscanf(name.c_str() + pos + 5, "%ld-", &pid) == 1) return pid;
+  }
+  return -1;
+}
+
+bool is_checkpoint_temp(const std::string& name) {
+  return is_temp_name(name) && name.rfind(".checkpoint-", 0) == 0;
+}
+
+std::vector<std::string> leftover_temp_dirs(const std::string& run_dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(run_dir, ec))
+    if (is_checkpoint_temp(entry.path().filename().string())) out.push_back(entry.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+std::string checkpoint_dir_name(int64_t step) {
+  SWARMT_CHECK_INPUT(step >= 0, "checkpoint step must be non-negative (got ", step, ")");
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "checkpoint-%08lld", static_cast<long long>(step));
+  return buffer;
+}
+
+bool parse_checkpoint_dir_name(const std::string& name, int64_t* step) {
+  const std::string prefix = "checkpoint-";
+  if (name.rfind(prefix, 0) != 0) return false;
+  const std::string digits = name.substr(prefix.size());
+  if (digits.size() < 8 || digits.size() > 18) return false;
+  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return false;
+  *step = std::stoll(digits);
+  return true;
+}
+
+// -------------------------------------------------------------------------------------------- writer
+
+CheckpointWriter::CheckpointWriter(const std::string& run_dir, int64_t step)
+    : step_(step), directory_((fs::path(run_dir) / checkpoint_dir_name(step)).string()) {}
+
+std::string CheckpointWriter::path_for(const std::string& name) const {
+  check_file_name(name, directory_.target());
+  SWARMT_CHECK_INPUT(name != kCheckpointManifest, directory_.target(), ": ", kCheckpointManifest,
+                     " is written by the checkpoint itself");
+  fs::path path = fs::path(directory_.path()) / name;
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  return path.string();
+}
+
+void CheckpointWriter::add_file(const std::string& name, const std::string& bytes) {
+  add_file(name, bytes.data(), bytes.size());
+}
+
+void CheckpointWriter::add_file(const std::string& name, const void* data, size_t size) {
+  const std::string path = path_for(name);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
+  out.close();
+  SWARMT_CHECK_INPUT(out.good(), path, ": write failed");
+}
+
+std::string CheckpointWriter::commit() {
+  Json files = Json::object();
+  const fs::path root(directory_.path());
+  for (const auto& entry : fs::recursive_directory_iterator(root)) {
+    if (entry.is_directory()) continue;
+    const std::string name = entry.path().lexically_relative(root).generic_string();
+    SWARMT_CHECK_INPUT(entry.is_regular_file(), entry.path().string(), ": only regular files can go into a checkpoint");
+    uint64_t bytes = 0;
+    const std::string hash = sha256_file_hex(entry.path().string(), &bytes);
+    files[name] = {{"bytes", bytes}, {"sha256", hash}};
+  }
+  const Json manifest = {{"format_version", kCheckpointFormatVersion}, {"step", step_}, {"files", files}};
+  const std::string text = manifest.dump(2) + "\n";
+  std::ofstream out((root / kCheckpointManifest).string(), std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  SWARMT_CHECK_INPUT(out.good(), (root / kCheckpointManifest).string(), ": write failed");
+  directory_.commit();
+  return directory_.target();
+}
+
+// ------------------------------------------------------------------------------------------- reading
+
+CheckpointManifest verify_checkpoint(const std::string& dir, VerifyLevel level) {
+  std::error_code ec;
+  SWARMT_CHECK_INPUT(fs::is_directory(dir, ec), dir, ": not a checkpoint directory (does not exist)");
+  const std::string manifest_path = (fs::path(dir) / kCheckpointManifest).string();
+  SWARMT_CHECK_INPUT(fs::exists(manifest_path, ec), dir, ": ", kCheckpointManifest,
+                     " is missing (incomplete or interrupted checkpoint write)");
+  const Json root = read_json_file(manifest_path);
+  const JsonView view(root, manifest_path);
+  CheckpointManifest manifest;
+  manifest.format_version = static_cast<int>(view.get_int("format_version"));
+  SWARMT_CHECK_INPUT(manifest.format_version == kCheckpointFormatVersion, manifest_path, ": unsupported format_version ",
+                     manifest.format_version, " (this swarmt reads ", kCheckpointFormatVersion, ")");
+  manifest.step = view.get_int("step");
+  int64_t dir_step = -1;
+  if (parse_checkpoint_dir_name(fs::path(dir).filename().string(), &dir_step)) {
+    SWARMT_CHECK_INPUT(dir_step == manifest.step, manifest_path, ": step ", manifest.step,
+                       " does not match the directory name (step ", dir_step, ")");
+  }
+  const JsonView files = view.object("files");
+  for (auto it = files.json().begin(); it != files.json().end(); ++it) {
+    const std::string& name = it.key();
+    check_file_name(name, manifest_path);
+    const JsonView file = files.object(name);
+    ManifestEntry entry;
+    const int64_t bytes = file.get_int("bytes");
+    SWARMT_CHECK_INPUT(bytes >= 0, file.describe("bytes"), " must be non-negative");
+    entry.bytes = static_cast<uint64_t>(bytes);
+    entry.sha256 = file.get_string("sha256");
+    SWARMT_CHECK_INPUT(entry.sha256.size() == 64, file.describe("sha256"), " must be 64 hexadecimal digits");
+    manifest.files[name] = entry;
+  }
+  // Check every file's presence and size before hashing anything: those are the cheap, common failures.
+  for (const auto& [name, entry] : manifest.files) {
+    const std::string path = (fs::path(dir) / name).string();
+    SWARMT_CHECK_INPUT(fs::is_regular_file(path, ec), path, ": missing (listed in ", kCheckpointManifest, ")");
+    const uint64_t actual = fs::file_size(path, ec);
+    SWARMT_CHECK_INPUT(!ec && actual == entry.bytes, path, ": size ", actual, " bytes, but ", kCheckpointManifest,
+                       " says ", entry.bytes, " (file truncated or changed)");
+  }
+  if (level == VerifyLevel::Full) {
+    for (const auto& [name, entry] : manifest.files) {
+      const std::string path = (fs::path(dir) / name).string();
+      SWARMT_CHECK_INPUT(sha256_file_hex(path) == entry.sha256, path, ": sha256 mismatch (file changed or truncated)");
+    }
+  }
+  return manifest;
+}
+
+std::vector<CheckpointStatus> list_checkpoints(const std::string& run_dir) {
+  std::vector<CheckpointStatus> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(run_dir, ec)) {
+    CheckpointStatus status;
+    if (!entry.is_directory() || !parse_checkpoint_dir_name(entry.path().filename().string(), &status.step)) continue;
+    status.path = entry.path().string();
+    out.push_back(status);
+  }
+  std::sort(out.begin(), out.end(), [](const CheckpointStatus& a, const CheckpointStatus& b) { return a.step < b.step; });
+  return out;
+}
+
+std::vector<CheckpointStatus> check_checkpoints(const std::string& run_dir, VerifyLevel level) {
+  std::vector<CheckpointStatus> out = list_checkpoints(run_dir);
+  for (CheckpointStatus& status : out) {
+    try {
+      verify_checkpoint(status.path, level);
+      status.valid = true;
+    } catch (const Error& e) {
+      status.problem = e.what();
+    }
+  }
+  return out;
+}
+
+std::optional<CheckpointStatus> latest_valid_checkpoint(const std::string& run_dir, std::vector<std::string>* warnings) {
+  auto warn = [&](const std::string& line) {
+    if (warnings) warnings->push_back(line);
+  };
+  for (const std::string& temp : leftover_temp_dirs(run_dir))
+    warn(str_cat("ignoring ", temp, ": temporary directory of an unfinished checkpoint write"));
+  std::vector<CheckpointStatus> all = list_checkpoints(run_dir);
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    try {
+      verify_checkpoint(it->path, VerifyLevel::Full);
+      it->valid = true;
+      return *it;
+    } catch (const Error& e) {
+      it->problem = e.what();
+      warn(str_cat("skipping ", it->path, ": ", it->problem));
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> prune_checkpoints(const std::string& run_dir, int keep_last, std::vector<std::string>* warnings) {
+  SWARMT_CHECK_INPUT(keep_last >= 1, run_dir, ": the number of checkpoints to keep must be at least 1 (got ", keep_last, ")");
+  std::vector<std::string> removed;
+  std::error_code ec;
+  std::vector<CheckpointStatus> all = check_checkpoints(run_dir, VerifyLevel::Sizes);
+  int valid_seen = 0;
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    if (valid_seen >= keep_last) {
+      fs::remove_all(it->path, ec);
+      removed.push_back(it->path);
+    } else if (it->valid) {
+      ++valid_seen;
+    } else if (warnings) {
+      warnings->push_back(str_cat("keeping broken ", it->path, " for inspection: ", it->problem));
+    }
+  }
+  for (const std::string& temp : leftover_temp_dirs(run_dir)) {
+    const long pid = writer_pid_of_temp(fs::path(temp).filename().string());
+    const bool writer_gone = pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+    if (!writer_gone) continue;
+    fs::remove_all(temp, ec);
+    removed.push_back(temp);
+  }
+  return removed;
+}
+
+}  // namespace swarmt

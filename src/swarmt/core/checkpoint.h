@@ -1,0 +1,103 @@
+// Training checkpoint directories: what the trainer writes to resume, and how a resume finds the newest
+// checkpoint it can trust.
+//
+//   <run_dir>/checkpoint-00000200/
+//       model.safetensors, optimizer.safetensors, trainer_state.json, ...   (whatever the caller adds)
+//       manifest.json   {"format_version": 1, "step": 200,
+//                        "files": {"model.safetensors": {"bytes": 123, "sha256": "ab12..."}, ...}}
+//
+// A checkpoint is built in a hidden temporary directory beside its final name; manifest.json is written
+// last, then the directory is renamed into place (AtomicDirectory). So a directory named
+// checkpoint-<step> without a manifest can only come from outside tampering or an older tool, and a file
+// that no longer matches its size or hash was changed after the fact: both are reported precisely and
+// never taken as valid.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "swarmt/core/atomic_file.h"
+
+namespace swarmt {
+
+constexpr int kCheckpointFormatVersion = 1;
+constexpr const char* kCheckpointManifest = "manifest.json";
+
+// "checkpoint-00000200" (at least 8 digits).
+std::string checkpoint_dir_name(int64_t step);
+// True (and the step) for names of the form checkpoint-<8 or more digits>.
+bool parse_checkpoint_dir_name(const std::string& name, int64_t* step);
+
+class CheckpointWriter {
+ public:
+  // Starts <run_dir>/checkpoint-<step> (run_dir is created if needed). Nothing is visible under the
+  // final name until commit().
+  CheckpointWriter(const std::string& run_dir, int64_t step);
+
+  // Where the caller writes file `name` itself (e.g. write_safetensors(path_for("model.safetensors"),
+  // ...)). `name` is a relative path without ".."; parent directories are created.
+  std::string path_for(const std::string& name) const;
+  // Writes `bytes` as file `name`.
+  void add_file(const std::string& name, const std::string& bytes);
+  void add_file(const std::string& name, const void* data, size_t size);
+
+  // Hashes every file in the directory, writes manifest.json, fsyncs, and renames the directory into
+  // place (replacing an existing checkpoint of the same step safely). Returns the final path.
+  std::string commit();
+
+  int64_t step() const { return step_; }
+  const std::string& target() const { return directory_.target(); }
+
+ private:
+  int64_t step_;
+  AtomicDirectory directory_;
+};
+
+struct ManifestEntry {
+  uint64_t bytes = 0;
+  std::string sha256;  // lower-case hex
+};
+
+struct CheckpointManifest {
+  int format_version = kCheckpointFormatVersion;
+  int64_t step = 0;
+  std::map<std::string, ManifestEntry> files;
+};
+
+// Sizes: manifest valid and every listed file present with its size (cheap). Full: also sha256.
+enum class VerifyLevel { Sizes, Full };
+
+// Checks a checkpoint directory against its manifest; returns the manifest, or throws BadInput naming
+// the file and the problem ("<dir>/optimizer.safetensors: sha256 mismatch (file changed or truncated)").
+CheckpointManifest verify_checkpoint(const std::string& dir, VerifyLevel level = VerifyLevel::Full);
+
+struct CheckpointStatus {
+  int64_t step = 0;
+  std::string path;
+  bool valid = false;    // set by latest_valid_checkpoint / check_checkpoints
+  std::string problem;   // why it is not valid
+};
+
+// The checkpoint-<step> directories of a run, by increasing step (not verified; temporary directories
+// of writes in progress or interrupted are never listed). Empty if run_dir does not exist.
+std::vector<CheckpointStatus> list_checkpoints(const std::string& run_dir);
+
+// Every checkpoint of the run, verified at `level`.
+std::vector<CheckpointStatus> check_checkpoints(const std::string& run_dir, VerifyLevel level);
+
+// The newest checkpoint that passes full verification. Newer ones that fail are skipped, each adding a
+// warning line ("skipping <dir>: <problem>") to `warnings`, as do leftovers of interrupted writes.
+std::optional<CheckpointStatus> latest_valid_checkpoint(const std::string& run_dir,
+                                                        std::vector<std::string>* warnings = nullptr);
+
+// Keeps the newest `keep_last` (>= 1) checkpoints that pass size verification and removes every
+// checkpoint older than the oldest of those; broken checkpoints newer than it are left for inspection
+// (and reported in `warnings`). Also removes leftover temporary directories of writers that are no longer
+// running. Call it after a new checkpoint was committed. Returns the removed paths.
+std::vector<std::string> prune_checkpoints(const std::string& run_dir, int keep_last,
+                                           std::vector<std::string>* warnings = nullptr);
+
+}  // namespace swarmt
