@@ -17,6 +17,14 @@ bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
+LineSeries series(const std::string& name, std::vector<double> x, std::vector<double> y) {
+  LineSeries s;
+  s.name = name;
+  s.x = std::move(x);
+  s.y = std::move(y);
+  return s;
+}
+
 LinePlot two_series_plot() {
   LinePlot plot;
   plot.title = "NIAH <score> & length";
@@ -24,8 +32,9 @@ LinePlot two_series_plot() {
   plot.y_label = "score";
   plot.y_min = 0;
   plot.y_max = 100;
-  plot.series.push_back({"niah_single_1", {4096, 8192, 16384, 131072}, {100, 95.5, 80, 12}});
-  plot.series.push_back({"run \"b\"", {4096, 8192, 16384, 131072}, {90, std::nan(""), 70, 5}});
+  plot.series.push_back(series("niah_single_1", {4096, 8192, 16384, 131072}, {100, 95.5, 80, 12}));
+  plot.series.push_back(series("run \"b\"", {4096, 8192, 16384, 131072}, {90, std::nan(""), 70, 5}));
+  plot.series.back().dashed = true;
   return plot;
 }
 
@@ -42,6 +51,7 @@ TEST(SvgPlot, line_plot_is_well_formed_xml_with_axes_legend_and_series) {
   EXPECT_TRUE(contains(svg, ">run &quot;b&quot;</text>"));
   EXPECT_TRUE(contains(svg, "NIAH &lt;score&gt; &amp; length"));
   EXPECT_TRUE(contains(svg, ">context length (tokens)</text>"));
+  EXPECT_TRUE(contains(svg, "stroke-dasharray=\"6,3\""));  // the dashed series
 }
 
 TEST(SvgPlot, log2_axis_is_labelled_at_powers_of_two) {
@@ -53,7 +63,7 @@ TEST(SvgPlot, log2_axis_is_labelled_at_powers_of_two) {
 
 TEST(SvgPlot, non_positive_x_on_a_log_axis_is_rejected) {
   LinePlot plot;
-  plot.series.push_back({"bad", {0, 1024}, {1, 2}});
+  plot.series.push_back(series("bad", {0, 1024}, {1, 2}));
   EXPECT_THROW(render_line_plot(plot), Error);
 }
 

@@ -55,6 +55,20 @@ TEST(EvalReport, aggregates_average_variants_equally_at_each_length) {
   EXPECT_DOUBLE_EQ((agg.by_length_depth[{4096, 0.0}].mean), 50.0);
 }
 
+TEST(EvalReport, many_distinct_depths_are_binned_by_ten_percent) {
+  // RULER's random placement: every sample has its own depth.
+  std::vector<EvalSampleResult> samples;
+  for (int i = 0; i < 30; ++i) samples.push_back(sample("niah_single_1", 4096, i % 2 ? 100 : 0, i * 3.3));
+  EvalAggregates agg = aggregate_results(samples);
+  EXPECT_EQ(agg.depth_bin_width, 10);
+  EXPECT_EQ(agg.depths, (std::vector<double>{0, 10, 20, 30, 40, 50, 60, 70, 80, 90}));
+  EXPECT_EQ(depth_label(agg, 20), "20-30");
+  EXPECT_EQ((agg.by_length_depth[{4096, 90.0}].count), 2);  // 92.4 and 95.7
+  EvalAggregates exact = aggregate_results({sample("v", 4096, 1, 12.5)});
+  EXPECT_EQ(exact.depth_bin_width, 0);
+  EXPECT_EQ(depth_label(exact, 12.5), "12.5");
+}
+
 TEST(EvalReport, writes_results_summary_markdown_and_plots) {
   TempDir dir;
   ReportOptions options;

@@ -271,8 +271,8 @@ std::string render_line_plot(const LinePlot& plot) {
 
   for (size_t k = 0; k < plot.series.size(); ++k) {
     const auto& s = plot.series[k];
-    const std::string colour = series_colour(k);
-    const std::string dash = k < 10 ? "" : "6,3";
+    const std::string colour = s.colour.empty() ? series_colour(k) : s.colour;
+    const std::string dash = (s.dashed || k >= 10) ? "6,3" : "";
     std::vector<double> xs, ys;
     auto flush = [&] {
       if (xs.size() >= 2) svg.polyline(xs, ys, colour, 2, dash);

@@ -64,6 +64,8 @@ struct LineSeries {
   std::string name;        // legend entry
   std::vector<double> x;   // e.g. context lengths
   std::vector<double> y;   // NaN: no point (the line is broken there)
+  std::string colour;      // "#rrggbb"; empty: the palette colour of the series' index
+  bool dashed = false;     // e.g. for an average drawn over the per-variant lines
 };
 
 struct LinePlot {

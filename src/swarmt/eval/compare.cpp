@@ -128,7 +128,8 @@ std::vector<RunSummary> write_comparison(const std::vector<std::string>& run_dir
   plot.y_min = 0;
   plot.y_max = 100;
   for (const auto& run : runs) {
-    LineSeries series{run.name, {}, {}};
+    LineSeries series;
+    series.name = run.name;
     for (int64_t len : lengths) {
       series.x.push_back(static_cast<double>(len));
       series.y.push_back(length_mean(run, len));

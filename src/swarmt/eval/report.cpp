@@ -34,11 +34,6 @@ struct Accumulator {
   MeanScore mean() const { return {count ? sum / static_cast<double>(count) : kNaN, count}; }
 };
 
-std::string depth_label(double depth) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%g", depth);
-  return buf;
-}
 
 Json sample_to_json(const EvalSampleResult& s, bool include_prompt) {
   Json j = {{"id", s.id}, {"variant", s.variant}, {"length", s.length}};
@@ -70,7 +65,7 @@ Heatmap depth_heatmap(const std::string& title, const EvalAggregates& agg,
   h.y_label = "needle depth (%)";
   for (int64_t len : agg.lengths) h.column_labels.push_back(length_label(len));
   for (double d : agg.depths) {
-    h.row_labels.push_back(depth_label(d));
+    h.row_labels.push_back(depth_label(agg, d));
     std::vector<double> row;
     for (int64_t len : agg.lengths) {
       auto it = cells.find({len, d});
@@ -92,8 +87,27 @@ std::string file_safe(const std::string& name) {
 
 std::string length_label(int64_t length) { return format_length_label(static_cast<double>(length)); }
 
-EvalAggregates aggregate_results(const std::vector<EvalSampleResult>& samples) {
+std::string depth_label(const EvalAggregates& aggregates, double depth_key) {
+  char buf[64];
+  if (aggregates.depth_bin_width > 0) {
+    std::snprintf(buf, sizeof(buf), "%g-%g", depth_key, depth_key + aggregates.depth_bin_width);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%g", depth_key);
+  }
+  return buf;
+}
+
+EvalAggregates aggregate_results(const std::vector<EvalSampleResult>& samples, size_t max_exact_depths) {
   EvalAggregates agg;
+  // RULER's random placement gives each sample its own depth: bin them when a table would be too long.
+  std::set<double> distinct_depths;
+  for (const auto& s : samples)
+    if (s.depth) distinct_depths.insert(round_depth(*s.depth));
+  if (distinct_depths.size() > max_exact_depths) agg.depth_bin_width = 10;
+  auto depth_key = [&](double depth) {
+    if (agg.depth_bin_width <= 0) return round_depth(depth);
+    return std::clamp(std::floor(depth / agg.depth_bin_width) * agg.depth_bin_width, 0.0, 100.0 - agg.depth_bin_width);
+  };
   std::map<std::pair<std::string, int64_t>, Accumulator> vl;
   std::map<std::string, Accumulator> v;
   std::map<std::pair<int64_t, double>, Accumulator> ld;
@@ -107,7 +121,7 @@ EvalAggregates aggregate_results(const std::vector<EvalSampleResult>& samples) {
     vl[{s.variant, s.length}].add(s.score);
     v[s.variant].add(s.score);
     if (s.depth) {
-      double d = round_depth(*s.depth);
+      double d = depth_key(*s.depth);
       depths.insert(d);
       ld[{s.length, d}].add(s.score);
       vld[s.variant][{s.length, d}].add(s.score);
@@ -144,6 +158,7 @@ Json aggregates_to_json(const EvalAggregates& agg) {
   j["variants"] = agg.variants;
   j["lengths"] = agg.lengths;
   j["depths"] = agg.depths;
+  j["depth_bin_width"] = agg.depth_bin_width;
   Json vl = Json::array();
   for (const auto& [key, m] : agg.by_variant_length)
     vl.push_back({{"variant", key.first}, {"length", key.second}, {"mean", num(m.mean)}, {"count", m.count}});
@@ -196,6 +211,7 @@ EvalAggregates aggregates_from_json(const Json& json, const std::string& where) 
     }
   }
   if (view.has("depths")) agg.depths = view.get_number_list("depths");
+  agg.depth_bin_width = view.get_number("depth_bin_width", 0.0);
   agg.overall = view.has("overall") ? view.get_number("overall") : kNaN;
   return agg;
 }
@@ -250,7 +266,8 @@ void write_eval_report(const std::string& directory, const EvalRun& run, const R
   plot.y_min = 0;
   plot.y_max = 100;
   for (const auto& variant : agg.variants) {
-    LineSeries series{variant, {}, {}};
+    LineSeries series;
+    series.name = variant;
     for (int64_t len : agg.lengths) {
       auto it = agg.by_variant_length.find({variant, len});
       series.x.push_back(static_cast<double>(len));
@@ -259,7 +276,10 @@ void write_eval_report(const std::string& directory, const EvalRun& run, const R
     plot.series.push_back(std::move(series));
   }
   if (agg.variants.size() > 1) {
-    LineSeries average{"average", {}, {}};
+    LineSeries average;
+    average.name = "average";
+    average.colour = "#222222";
+    average.dashed = true;
     for (int64_t len : agg.lengths) {
       average.x.push_back(static_cast<double>(len));
       average.y.push_back(agg.by_length.at(len).mean);
@@ -303,7 +323,7 @@ void write_eval_report(const std::string& directory, const EvalRun& run, const R
     for (int64_t len : agg.lengths) depth_headers.push_back(length_label(len));
     MarkdownTable depth_table(depth_headers);
     for (double d : agg.depths) {
-      std::vector<std::string> row = {depth_label(d)};
+      std::vector<std::string> row = {depth_label(agg, d)};
       for (int64_t len : agg.lengths) {
         auto it = agg.by_length_depth.find({len, d});
         row.push_back(format_fixed(it == agg.by_length_depth.end() ? kNaN : it->second.mean, 1));
@@ -315,7 +335,10 @@ void write_eval_report(const std::string& directory, const EvalRun& run, const R
                           render_heatmap(depth_heatmap(options.title + ": score by needle depth", agg,
                                                        agg.by_length_depth)));
     if (agg.by_variant_length_depth.size() > 1) {
-      for (const auto& [variant, cells] : agg.by_variant_length_depth) {
+      for (const auto& variant : agg.variants) {
+        auto found = agg.by_variant_length_depth.find(variant);
+        if (found == agg.by_variant_length_depth.end()) continue;
+        const auto& cells = found->second;
         std::string file = "depth_heatmap_" + file_safe(variant) + ".svg";
         write_file_atomically(directory + "/" + file,
                               render_heatmap(depth_heatmap(variant + ": score by needle depth", agg, cells)));

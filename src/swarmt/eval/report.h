@@ -50,7 +50,10 @@ struct MeanScore {
 struct EvalAggregates {
   std::vector<std::string> variants;  // in first-seen order
   std::vector<int64_t> lengths;       // ascending
-  std::vector<double> depths;         // ascending (depths rounded to 2 decimals), empty if none
+  std::vector<double> depths;         // ascending depth keys, empty if no sample has a depth: the
+                                      // depths rounded to 2 decimals, or, when there are more distinct
+                                      // depths than fit a table (random placement), bins [key, key + 10)
+  double depth_bin_width = 0;         // 0: exact depths; 10: binned
   std::map<std::pair<std::string, int64_t>, MeanScore> by_variant_length;
   std::map<std::string, MeanScore> by_variant;                 // over all the variant's samples
   std::map<int64_t, MeanScore> by_length;                       // mean of the variant means (RULER's average)
@@ -59,7 +62,11 @@ struct EvalAggregates {
   double overall = 0;                 // mean of the by_length means
 };
 
-EvalAggregates aggregate_results(const std::vector<EvalSampleResult>& samples);
+// Groups the scores. More than `max_exact_depths` distinct depths are binned into 10% bins.
+EvalAggregates aggregate_results(const std::vector<EvalSampleResult>& samples, size_t max_exact_depths = 20);
+
+// Row label of a depth key: "25" (exact) or "20-30" (binned).
+std::string depth_label(const EvalAggregates& aggregates, double depth_key);
 
 Json aggregates_to_json(const EvalAggregates& aggregates);
 // Reads the "aggregates" object of results.json / summary.json (by_variant_length, by_length, overall);
