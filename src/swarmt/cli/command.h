@@ -32,5 +32,6 @@ void register_train(CLI::App& app, const GlobalOptions& globals, CommandList& co
 void register_generate(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
 void register_forward(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
 void register_bench(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
+void register_eval(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
 
 }  // namespace swarmt::cli

@@ -1,0 +1,160 @@
+#include "swarmt/eval/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "swarmt/core/error.h"
+#include "swarmt/core/markdown_table.h"
+#include "swarmt/core/svg_plot.h"
+
+namespace fs = std::filesystem;
+
+namespace swarmt::eval {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double cell(const RunSummary& run, const std::string& variant, int64_t length) {
+  auto it = run.aggregates.by_variant_length.find({variant, length});
+  return it == run.aggregates.by_variant_length.end() ? kNaN : it->second.mean;
+}
+
+double length_mean(const RunSummary& run, int64_t length) {
+  auto it = run.aggregates.by_length.find(length);
+  return it == run.aggregates.by_length.end() ? kNaN : it->second.mean;
+}
+
+// Union of the runs' variants (first-seen order) and lengths (ascending).
+void union_axes(const std::vector<RunSummary>& runs, std::vector<std::string>& variants,
+                std::vector<int64_t>& lengths) {
+  std::set<int64_t> all_lengths;
+  for (const auto& run : runs) {
+    for (const auto& v : run.aggregates.variants)
+      if (std::find(variants.begin(), variants.end(), v) == variants.end()) variants.push_back(v);
+    for (const auto& [len, m] : run.aggregates.by_length) all_lengths.insert(len);
+    for (int64_t len : run.aggregates.lengths) all_lengths.insert(len);
+  }
+  lengths.assign(all_lengths.begin(), all_lengths.end());
+}
+
+}  // namespace
+
+RunSummary read_run_summary(const std::string& run_directory) {
+  std::string path = run_directory + "/summary.json";
+  std::error_code ec;
+  if (!fs::exists(path, ec)) path = run_directory + "/results.json";
+  SWARMT_CHECK_INPUT(fs::exists(path, ec), run_directory,
+                     ": not an evaluation run directory (no summary.json or results.json)");
+  Json json = read_json_file(path);
+  SWARMT_CHECK_INPUT(json.is_object(), path, ": must be a JSON object");
+  JsonView view(json, path);
+  std::string format = view.get_string("format");
+  SWARMT_CHECK_INPUT(format == "swarmt-eval-summary" || format == "swarmt-eval-results", path,
+                     ": field 'format' must be swarmt-eval-summary or swarmt-eval-results (got \"", format, "\")");
+  RunSummary run;
+  run.directory = run_directory;
+  run.metadata = view.has("metadata") ? view.raw("metadata") : Json::object();
+  run.aggregates = aggregates_from_json(view.raw("aggregates"), path);
+  if (run.metadata.is_object() && run.metadata.contains("run_name") && run.metadata["run_name"].is_string()) {
+    run.name = run.metadata["run_name"].get<std::string>();
+  } else {
+    fs::path p = fs::path(run_directory).lexically_normal();
+    run.name = (p.has_filename() ? p.filename() : p.parent_path().filename()).string();
+  }
+  if (run.name.empty()) run.name = run_directory;
+  return run;
+}
+
+std::string comparison_table(const std::vector<RunSummary>& runs) {
+  std::vector<std::string> variants;
+  std::vector<int64_t> lengths;
+  union_axes(runs, variants, lengths);
+  std::vector<std::string> headers = {"variant", "length"};
+  for (const auto& run : runs) headers.push_back(run.name);
+  std::vector<ColumnAlign> align(headers.size(), ColumnAlign::Right);
+  align[0] = ColumnAlign::Left;
+  MarkdownTable table(headers, align);
+  for (const auto& variant : variants) {
+    for (int64_t len : lengths) {
+      std::vector<std::string> row = {variant, length_label(len)};
+      bool any = false;
+      for (const auto& run : runs) {
+        double m = cell(run, variant, len);
+        any = any || std::isfinite(m);
+        row.push_back(format_fixed(m, 2));
+      }
+      if (any) table.add_row(row);
+    }
+  }
+  for (int64_t len : lengths) {
+    std::vector<std::string> row = {"average", length_label(len)};
+    for (const auto& run : runs) row.push_back(format_fixed(length_mean(run, len), 2));
+    table.add_row(row);
+  }
+  std::vector<std::string> overall = {"average", "all"};
+  for (const auto& run : runs) overall.push_back(format_fixed(run.aggregates.overall, 2));
+  table.add_row(overall);
+  return table.render();
+}
+
+std::vector<RunSummary> write_comparison(const std::vector<std::string>& run_directories,
+                                         const std::string& out_directory, const CompareOptions& options) {
+  SWARMT_CHECK_INPUT(!run_directories.empty(), "eval compare: give at least one run directory");
+  std::vector<RunSummary> runs;
+  std::map<std::string, int> seen;
+  for (const auto& dir : run_directories) {
+    RunSummary run = read_run_summary(dir);
+    int n = ++seen[run.name];
+    if (n > 1) run.name += " (" + std::to_string(n) + ")";
+    runs.push_back(std::move(run));
+  }
+  std::vector<std::string> variants;
+  std::vector<int64_t> lengths;
+  union_axes(runs, variants, lengths);
+
+  std::error_code ec;
+  fs::create_directories(out_directory, ec);
+  SWARMT_CHECK_INPUT(fs::is_directory(out_directory), out_directory, ": cannot create the output directory (",
+                     ec.message(), ")");
+
+  LinePlot plot;
+  plot.title = options.title + ": mean score vs context length";
+  plot.x_label = "context length (tokens)";
+  plot.y_label = "mean score over variants (0-100)";
+  plot.y_min = 0;
+  plot.y_max = 100;
+  for (const auto& run : runs) {
+    LineSeries series;
+    series.name = run.name;
+    for (int64_t len : lengths) {
+      series.x.push_back(static_cast<double>(len));
+      series.y.push_back(length_mean(run, len));
+    }
+    plot.series.push_back(std::move(series));
+  }
+  write_file_atomically(out_directory + "/compare.svg", render_line_plot(plot));
+
+  std::string md = "# " + options.title + "\n\n";
+  for (const auto& run : runs) md += "- " + run.name + ": " + run.directory + "\n";
+  md += "\nMean score (0-100) per variant and context length; `average` is the mean over variants.\n\n";
+  md += comparison_table(runs) + "\n![mean score vs context length](compare.svg)\n";
+  write_file_atomically(out_directory + "/compare.md", md);
+
+  Json j = {{"format", "swarmt-eval-compare"}, {"version", 1}};
+  Json list = Json::array();
+  for (const auto& run : runs) {
+    list.push_back({{"name", run.name},
+                    {"directory", run.directory},
+                    {"metadata", run.metadata},
+                    {"aggregates", aggregates_to_json(run.aggregates)}});
+  }
+  j["runs"] = list;
+  write_file_atomically(out_directory + "/compare.json", j.dump(1) + "\n");
+  return runs;
+}
+
+}  // namespace swarmt::eval

@@ -1,0 +1,169 @@
+#include "swarmt/eval/report.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "eval/xml_check.h"
+#include "swarmt/core/error.h"
+#include "swarmt/core/markdown_table.h"
+#include "test_util.h"
+
+namespace swarmt::eval {
+namespace {
+
+using swarmt::testing::check_xml;
+using swarmt::testing::TempDir;
+
+EvalSampleResult sample(const std::string& variant, int64_t length, double score, std::optional<double> depth = {}) {
+  EvalSampleResult s;
+  s.variant = variant;
+  s.length = length;
+  s.score = score;
+  s.depth = depth;
+  s.id = variant + "/" + std::to_string(length) + "/" + std::to_string(static_cast<int>(score));
+  s.prompt = "prompt of " + s.id;
+  s.answers = {"1234567"};
+  s.prediction = score > 50 ? "1234567" : "nothing";
+  s.token_count = length - 128;
+  return s;
+}
+
+// Two variants at two lengths; variant a has 3 samples at 4k, b has 1 (so the macro and micro
+// averages differ).
+EvalRun fake_run(const std::string& name, double shift) {
+  EvalRun run;
+  run.metadata = {{"run_name", name}, {"model", "tiny-swax"}, {"seed", 42}};
+  run.samples = {sample("niah_single_1", 4096, 100, 0.0),        sample("niah_single_1", 4096, 100, 50.0),
+                 sample("niah_single_1", 4096, 40 + shift, 100.0), sample("niah_single_1", 8192, 50, 50.0),
+                 sample("niah_multikey_2", 4096, 0, 0.0),          sample("niah_multikey_2", 8192, 20 + shift, 50.0)};
+  return run;
+}
+
+TEST(EvalReport, aggregates_average_variants_equally_at_each_length) {
+  EvalAggregates agg = aggregate_results(fake_run("r", 0).samples);
+  EXPECT_EQ(agg.variants, (std::vector<std::string>{"niah_single_1", "niah_multikey_2"}));
+  EXPECT_EQ(agg.lengths, (std::vector<int64_t>{4096, 8192}));
+  EXPECT_EQ(agg.depths, (std::vector<double>{0, 50, 100}));
+  EXPECT_DOUBLE_EQ((agg.by_variant_length[{"niah_single_1", 4096}].mean), 80.0);
+  EXPECT_EQ((agg.by_variant_length[{"niah_single_1", 4096}].count), 3);
+  // RULER's average: mean of the task means (80 and 0), not of the 4 samples (60).
+  EXPECT_DOUBLE_EQ(agg.by_length[4096].mean, 40.0);
+  EXPECT_DOUBLE_EQ(agg.by_length[8192].mean, 35.0);
+  EXPECT_DOUBLE_EQ(agg.overall, 37.5);
+  EXPECT_DOUBLE_EQ((agg.by_length_depth[{4096, 0.0}].mean), 50.0);
+}
+
+TEST(EvalReport, many_distinct_depths_are_binned_by_ten_percent) {
+  // RULER's random placement: every sample has its own depth.
+  std::vector<EvalSampleResult> samples;
+  for (int i = 0; i < 30; ++i) samples.push_back(sample("niah_single_1", 4096, i % 2 ? 100 : 0, i * 3.3));
+  EvalAggregates agg = aggregate_results(samples);
+  EXPECT_EQ(agg.depth_bin_width, 10);
+  EXPECT_EQ(agg.depths, (std::vector<double>{0, 10, 20, 30, 40, 50, 60, 70, 80, 90}));
+  EXPECT_EQ(depth_label(agg, 20), "20-30");
+  EXPECT_EQ((agg.by_length_depth[{4096, 90.0}].count), 2);  // 92.4 and 95.7
+  EvalAggregates exact = aggregate_results({sample("v", 4096, 1, 12.5)});
+  EXPECT_EQ(exact.depth_bin_width, 0);
+  EXPECT_EQ(depth_label(exact, 12.5), "12.5");
+}
+
+TEST(EvalReport, writes_results_summary_markdown_and_plots) {
+  TempDir dir;
+  ReportOptions options;
+  options.title = "NIAH tiny";
+  write_eval_report(dir.path(), fake_run("base", 0), options);
+
+  Json results = read_json_file(dir.file("results.json"));
+  EXPECT_EQ(results["format"], "swarmt-eval-results");
+  EXPECT_EQ(results["metadata"]["model"], "tiny-swax");
+  ASSERT_EQ(results["samples"].size(), 6u);
+  const Json& first = results["samples"][0];
+  for (const char* field : {"id", "variant", "length", "depth", "token_count", "prompt", "answers", "prediction", "score"})
+    EXPECT_TRUE(first.contains(field)) << field;
+  EXPECT_EQ(first["prompt"], "prompt of niah_single_1/4096/100");
+  EXPECT_DOUBLE_EQ(results["aggregates"]["overall"].get<double>(), 37.5);
+
+  Json summary = read_json_file(dir.file("summary.json"));
+  EXPECT_EQ(summary["format"], "swarmt-eval-summary");
+  EXPECT_FALSE(summary.contains("samples"));
+
+  std::string md = read_text_file(dir.file("summary.md"));
+  EXPECT_NE(md.find("# NIAH tiny"), std::string::npos);
+  EXPECT_NE(md.find("- model: tiny-swax"), std::string::npos);
+  EXPECT_NE(md.find("| niah_single_1   | 80.00 | 50.00 | 65.00 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| average         | 40.00 | 35.00 | 37.50 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("![score vs context length](score_vs_length.svg)"), std::string::npos);
+
+  for (const char* svg : {"score_vs_length.svg", "depth_heatmap.svg", "depth_heatmap_niah_single_1.svg",
+                          "depth_heatmap_niah_multikey_2.svg"}) {
+    ASSERT_TRUE(std::filesystem::exists(dir.file(svg))) << svg;
+    auto check = check_xml(read_text_file(dir.file(svg)));
+    EXPECT_EQ(check.error, "") << svg;
+  }
+  auto plot = check_xml(read_text_file(dir.file("score_vs_length.svg")));
+  EXPECT_EQ(plot.element_count["polyline"], 3);  // two variants + the average
+}
+
+TEST(EvalReport, prompts_can_be_left_out_of_results) {
+  TempDir dir;
+  ReportOptions options;
+  options.include_prompts = false;
+  write_eval_report(dir.path(), fake_run("base", 0), options);
+  Json results = read_json_file(dir.file("results.json"));
+  EXPECT_FALSE(results["samples"][0].contains("prompt"));
+}
+
+TEST(EvalReport, samples_without_depth_write_no_heatmap) {
+  TempDir dir;
+  EvalRun run;
+  run.samples = {sample("passkey", 1024, 100), sample("passkey", 2048, 0)};
+  write_eval_report(dir.path(), run);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("depth_heatmap.svg")));
+  EXPECT_TRUE(read_json_file(dir.file("results.json"))["samples"][0]["depth"].is_null());
+}
+
+TEST(EvalReport, invalid_utf8_in_a_prediction_does_not_break_the_report) {
+  TempDir dir;
+  EvalRun run;
+  run.samples = {sample("niah_single_1", 1024, 0)};
+  run.samples[0].prediction = std::string("bad \xff\xfe bytes");
+  write_eval_report(dir.path(), run);
+  EXPECT_NO_THROW(read_json_file(dir.file("results.json")));
+}
+
+TEST(EvalReport, aggregates_round_trip_through_json) {
+  EvalAggregates agg = aggregate_results(fake_run("r", 0).samples);
+  EvalAggregates back = aggregates_from_json(aggregates_to_json(agg), "x.json");
+  EXPECT_EQ(back.variants, agg.variants);
+  EXPECT_EQ(back.lengths, agg.lengths);
+  EXPECT_DOUBLE_EQ((back.by_variant_length[{"niah_multikey_2", 8192}].mean), 20.0);
+  EXPECT_DOUBLE_EQ(back.by_length[8192].mean, 35.0);
+  EXPECT_DOUBLE_EQ(back.overall, 37.5);
+}
+
+TEST(EvalReport, atomic_write_replaces_the_file_and_leaves_no_temporary) {
+  TempDir dir;
+  write_file_atomically(dir.file("a.txt"), "one");
+  write_file_atomically(dir.file("a.txt"), "two");
+  EXPECT_EQ(read_text_file(dir.file("a.txt")), "two");
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) files += e.is_regular_file();
+  EXPECT_EQ(files, 1);
+  EXPECT_THROW(write_file_atomically("/nonexistent/dir/a.txt", "x"), Error);
+}
+
+TEST(MarkdownTable, renders_aligned_escaped_cells) {
+  MarkdownTable t({"variant", "4k"});
+  t.add_row({"a|b", "100.00"});
+  t.add_row({"niah_single_1", format_fixed(std::nan(""), 2)});
+  EXPECT_EQ(t.render(),
+            "| variant       |     4k |\n"
+            "| ------------- | -----: |\n"
+            "| a\\|b          | 100.00 |\n"
+            "| niah_single_1 |      - |\n");
+}
+
+}  // namespace
+}  // namespace swarmt::eval
