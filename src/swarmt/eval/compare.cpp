@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "swarmt/core/atomic_file.h"
 #include "swarmt/core/error.h"
 #include "swarmt/core/markdown_table.h"
 #include "swarmt/core/svg_plot.h"

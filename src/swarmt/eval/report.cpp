@@ -11,6 +11,7 @@
 #include <limits>
 #include <set>
 
+#include "swarmt/core/atomic_file.h"
 #include "swarmt/core/error.h"
 #include "swarmt/core/markdown_table.h"
 #include "swarmt/core/svg_plot.h"
@@ -216,22 +217,6 @@ EvalAggregates aggregates_from_json(const Json& json, const std::string& where) 
   return agg;
 }
 
-void write_file_atomically(const std::string& path, const std::string& content) {
-  const std::string temp = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    SWARMT_CHECK_INPUT(out.good(), temp, ": cannot open file for writing");
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.flush();
-    SWARMT_CHECK_INPUT(out.good(), temp, ": write failed (disk full?)");
-  }
-  std::error_code ec;
-  fs::rename(temp, path, ec);
-  if (ec) {
-    fs::remove(temp, ec);
-    throw_input_error(path, ": cannot replace file (", ec.message(), ")");
-  }
-}
 
 void write_eval_report(const std::string& directory, const EvalRun& run, const ReportOptions& options) {
   std::error_code ec;

@@ -81,9 +81,6 @@ struct ReportOptions {
 // Writes the report files listed above into `directory` (created if needed).
 void write_eval_report(const std::string& directory, const EvalRun& run, const ReportOptions& options = {});
 
-// Writes `content` to `path` atomically (temporary file in the same directory, then rename).
-void write_file_atomically(const std::string& path, const std::string& content);
-
 // Label of a length bucket for tables and file names: 4096 -> "4k", 131072 -> "128k".
 std::string length_label(int64_t length);
 

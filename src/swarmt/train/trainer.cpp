@@ -156,7 +156,10 @@ int64_t Trainer::load_checkpoint(AdamW& optimizer, int64_t& tokens_seen) {
                                 weights.path());
   TensorStore opt = TensorStore::open(dir + "/optimizer.safetensors");
   optimizer.load_state_tensors([&](const std::string& n) { return opt.has(n) ? opt.get(n) : at::Tensor(); }, opt.path());
-  if (opt.has("rng.cpu")) at::detail::getDefaultCPUGenerator().set_state(opt.get("rng.cpu").clone());
+  if (opt.has("rng.cpu")) {
+    at::Generator generator = at::detail::getDefaultCPUGenerator();
+    generator.set_state(opt.get("rng.cpu").clone());
+  }
   tokens_seen = sv.get_int("tokens_seen", 0);
   return sv.get_int("step");
 }
