@@ -12,6 +12,10 @@ namespace swarmt::cli {
 void register_eval(CLI::App& app, const GlobalOptions& globals, CommandList& commands) {
   CLI::App* group = app.add_subcommand("eval", "Evaluate long-context memory and compare evaluation runs");
   group->require_subcommand(1);
+  register_eval_niah(*group, globals, commands);
+  register_eval_passkey(*group, globals, commands);
+  register_eval_mqar(*group, globals, commands);
+  register_eval_ppl(*group, globals, commands);
   register_eval_compare(*group, globals, commands);
 }
 

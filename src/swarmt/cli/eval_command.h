@@ -14,10 +14,10 @@ namespace swarmt::cli {
 // table, one plot with a line per run).
 void register_eval_compare(CLI::App& eval_group, const GlobalOptions& globals, CommandList& commands);
 
-// Planned, by the same pattern (each in its own file):
-//   void register_eval_niah(CLI::App& eval_group, const GlobalOptions&, CommandList&);
-//   void register_eval_passkey(CLI::App& eval_group, const GlobalOptions&, CommandList&);
-//   void register_eval_mqar(CLI::App& eval_group, const GlobalOptions&, CommandList&);
-//   void register_eval_ppl(CLI::App& eval_group, const GlobalOptions&, CommandList&);
+// Evaluations of a model directory (eval_model_commands.cpp): RULER NIAH, passkey, MQAR, loss by position.
+void register_eval_niah(CLI::App& eval_group, const GlobalOptions& globals, CommandList& commands);
+void register_eval_passkey(CLI::App& eval_group, const GlobalOptions& globals, CommandList& commands);
+void register_eval_mqar(CLI::App& eval_group, const GlobalOptions& globals, CommandList& commands);
+void register_eval_ppl(CLI::App& eval_group, const GlobalOptions& globals, CommandList& commands);
 
 }  // namespace swarmt::cli

@@ -60,14 +60,17 @@ class CausalLM : public torch::nn::Module {
                                        const std::string& source);
 
   // ---- generic behaviour
+  // The behaviours below are virtual so that wrappers (ARMT) can process inputs their own way (segment
+  // by segment) while everything that consumes a CausalLM (training, evaluation, generation) stays the
+  // same.
   // Hidden states after the last layer (before the head).
-  at::Tensor forward_hidden(const at::Tensor& tokens, const ForwardOptions& options = {});
+  virtual at::Tensor forward_hidden(const at::Tensor& tokens, const ForwardOptions& options = {});
   // Logits (B, N, V).
-  at::Tensor forward(const at::Tensor& tokens, const ForwardOptions& options = {});
+  virtual at::Tensor forward(const at::Tensor& tokens, const ForwardOptions& options = {});
 
   // Streaming: a fresh state for `batch` sequences, then any number of chunks of any length.
-  ModelState new_state(int64_t batch);
-  at::Tensor forward_stateful_hidden(const at::Tensor& tokens, ModelState& state);
+  virtual ModelState new_state(int64_t batch);
+  virtual at::Tensor forward_stateful_hidden(const at::Tensor& tokens, ModelState& state);
   at::Tensor forward_stateful(const at::Tensor& tokens, ModelState& state);  // logits (B, n, V)
 
   // Inference window of the sliding-window layers (0 if the model has none).

@@ -1,0 +1,251 @@
+// `swarmt eval niah | passkey | mqar | ppl`: evaluations of a model directory, each writing
+// results.json, summary.md and SVG plots into --out.
+//   swarmt eval niah --model DIR --variants niah_single_1,niah_multikey_1 --lengths 1024,4096 \
+//                    --samples 10 [--depths 0,50,100] --out DIR
+#include <iostream>
+#include <cmath>
+#include <memory>
+#include <sstream>
+
+#include "swarmt/cli/cli_util.h"
+#include "swarmt/cli/eval_command.h"
+#include "swarmt/core/error.h"
+#include "swarmt/core/markdown_table.h"
+#include "swarmt/eval/niah.h"
+#include "swarmt/eval/niah_runner.h"
+#include "swarmt/eval/perplexity.h"
+#include "swarmt/eval/recall_runners.h"
+#include "swarmt/eval/report.h"
+
+namespace swarmt::cli {
+namespace {
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    auto b = item.find_first_not_of(' '), e = item.find_last_not_of(' ');
+    if (b != std::string::npos) out.push_back(item.substr(b, e - b + 1));
+  }
+  return out;
+}
+
+// "4096,8k,128k" -> lengths; k = 1024.
+std::vector<int64_t> parse_lengths(const std::string& text, const std::string& option) {
+  std::vector<int64_t> out;
+  for (const auto& item : split_list(text)) {
+    std::string digits = item;
+    int64_t scale = 1;
+    if (!digits.empty() && (digits.back() == 'k' || digits.back() == 'K')) {
+      scale = 1024;
+      digits.pop_back();
+    }
+    size_t used = 0;
+    long long v = -1;
+    try {
+      v = std::stoll(digits, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    SWARMT_CHECK_INPUT(used == digits.size() && !digits.empty() && v > 0, option, ": '", item,
+                       "' is not a positive length (e.g. 4096 or 4k)");
+    out.push_back(v * scale);
+  }
+  SWARMT_CHECK_INPUT(!out.empty(), option, ": no value given");
+  return out;
+}
+
+std::vector<double> parse_numbers(const std::string& text, const std::string& option) {
+  std::vector<double> out;
+  for (const auto& item : split_list(text)) {
+    size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    SWARMT_CHECK_INPUT(used == item.size() && std::isfinite(v), option, ": '", item, "' is not a number");
+    out.push_back(v);
+  }
+  return out;
+}
+
+struct ModelArgs {
+  std::string model, out, device = "cpu", dtype;
+  int64_t window = 0;
+  int64_t prefill_chunk = 1024;
+  uint64_t seed = 42;
+  void add(CLI::App* cmd) {
+    cmd->add_option("-m,--model", model, "Model directory")->required();
+    cmd->add_option("-o,--out", out, "Output directory for results.json, summary.md and plots")->required();
+    cmd->add_option("--window", window, "Sliding window of SWA layers at inference (default: the model's)");
+    cmd->add_option("--prefill-chunk", prefill_chunk, "Prompt tokens per prefill forward")->capture_default_str();
+    cmd->add_option("--seed", seed, "Data seed")->capture_default_str();
+    cmd->add_option("--device", device, "cpu, cuda or cuda:N")->capture_default_str();
+    cmd->add_option("--dtype", dtype, "Weights dtype (default: as stored)");
+  }
+  infer::LoadedModel load() const {
+    infer::InferenceOptions o;
+    o.device = parse_device(device);
+    o.dtype = parse_dtype(dtype);
+    o.window = window;
+    o.prefill_chunk = prefill_chunk;
+    return infer::LoadedModel::load(model, o);
+  }
+};
+
+void print_summary(const eval::EvalRun& run, const std::string& out) {
+  auto agg = eval::aggregate_results(run.samples);
+  std::cout << "mean score by length:";
+  for (const auto& [length, mean] : agg.by_length) std::cout << " " << length << ": " << format_fixed(mean.mean, 1);
+  std::cout << "\nreport written to " << out << "/summary.md" << std::endl;
+}
+
+struct NiahArgs : ModelArgs {
+  std::string variants = "niah_single_1", lengths = "4096", depths, essay_dir;
+  int64_t samples = 10, max_new_tokens = 0;
+};
+
+}  // namespace
+
+void register_eval_niah(CLI::App& group, const GlobalOptions& globals, CommandList& commands) {
+  auto o = std::make_shared<NiahArgs>();
+  CLI::App* cmd = group.add_subcommand("niah", "RULER needle-in-a-haystack accuracy by variant, length and depth");
+  o->add(cmd);
+  cmd->add_option("--variants", o->variants, "Comma-separated RULER variants, or 'all'")->capture_default_str();
+  cmd->add_option("--lengths", o->lengths, "Comma-separated context lengths (e.g. 1k,4k,128k)")->capture_default_str();
+  cmd->add_option("--samples", o->samples, "Samples per (variant, length, depth)")->capture_default_str();
+  cmd->add_option("--depths", o->depths, "Needle depths in percent for a depth sweep (default: random, as RULER)");
+  cmd->add_option("--essay-dir", o->essay_dir, "Directory of .txt files for the essay haystack (default: built-in)");
+  cmd->add_option("--max-new-tokens", o->max_new_tokens, "Tokens decoded per sample (0: answer length + 8)");
+  commands.push_back({cmd, [o, &globals]() {
+                        eval::NiahRunOptions r;
+                        r.variants = o->variants == "all" ? eval::niah_variant_names() : split_list(o->variants);
+                        for (const auto& v : r.variants) eval::niah_variant(v);  // validate names early
+                        r.lengths = parse_lengths(o->lengths, "--lengths");
+                        r.samples = o->samples;
+                        r.depths = parse_numbers(o->depths, "--depths");
+                        r.seed = o->seed;
+                        r.max_new_tokens = o->max_new_tokens;
+                        r.essay_dir = o->essay_dir;
+                        r.quiet = globals.quiet;
+                        auto model = o->load();
+                        auto run = eval::run_niah(model, r);
+                        eval::ReportOptions report;
+                        report.title = "RULER NIAH: " + o->model;
+                        eval::write_eval_report(o->out, run, report);
+                        print_summary(run, o->out);
+                        return 0;
+                      }});
+}
+
+namespace {
+struct PasskeyArgs : ModelArgs {
+  std::string lengths = "4096", depths;
+  int64_t samples = 10;
+};
+}  // namespace
+
+void register_eval_passkey(CLI::App& group, const GlobalOptions& globals, CommandList& commands) {
+  auto o = std::make_shared<PasskeyArgs>();
+  CLI::App* cmd = group.add_subcommand("passkey", "Pass-key retrieval accuracy by length and depth");
+  o->add(cmd);
+  cmd->add_option("--lengths", o->lengths, "Comma-separated context lengths")->capture_default_str();
+  cmd->add_option("--samples", o->samples, "Samples per (length, depth)")->capture_default_str();
+  cmd->add_option("--depths", o->depths, "Key depths in percent (default: random)");
+  commands.push_back({cmd, [o, &globals]() {
+                        eval::PasskeyRunOptions r;
+                        r.lengths = parse_lengths(o->lengths, "--lengths");
+                        r.samples = o->samples;
+                        r.depths = parse_numbers(o->depths, "--depths");
+                        r.seed = o->seed;
+                        r.quiet = globals.quiet;
+                        auto model = o->load();
+                        auto run = eval::run_passkey(model, r);
+                        eval::ReportOptions report;
+                        report.title = "Passkey retrieval: " + o->model;
+                        eval::write_eval_report(o->out, run, report);
+                        print_summary(run, o->out);
+                        return 0;
+                      }});
+}
+
+namespace {
+struct MqarArgs : ModelArgs {
+  std::string lengths = "256", pairs = "8";
+  int64_t samples = 20, vocab_begin = 0, vocab_end = 256;
+};
+}  // namespace
+
+void register_eval_mqar(CLI::App& group, const GlobalOptions& globals, CommandList& commands) {
+  auto o = std::make_shared<MqarArgs>();
+  CLI::App* cmd = group.add_subcommand("mqar", "Multi-query associative recall accuracy by length and number of pairs");
+  o->add(cmd);
+  cmd->add_option("--lengths", o->lengths, "Comma-separated sequence lengths")->capture_default_str();
+  cmd->add_option("--pairs", o->pairs, "Comma-separated numbers of key-value pairs")->capture_default_str();
+  cmd->add_option("--samples", o->samples, "Samples per (length, pairs)")->capture_default_str();
+  cmd->add_option("--vocab-begin", o->vocab_begin, "First token id used")->capture_default_str();
+  cmd->add_option("--vocab-end", o->vocab_end, "One past the last token id used")->capture_default_str();
+  commands.push_back({cmd, [o, &globals]() {
+                        eval::MqarRunOptions r;
+                        r.lengths = parse_lengths(o->lengths, "--lengths");
+                        r.num_kv_pairs.clear();
+                        for (double p : parse_numbers(o->pairs, "--pairs")) {
+                          SWARMT_CHECK_INPUT(p >= 1 && p == std::floor(p), "--pairs: ", p, " is not a positive integer");
+                          r.num_kv_pairs.push_back(static_cast<int64_t>(p));
+                        }
+                        SWARMT_CHECK_INPUT(!r.num_kv_pairs.empty(), "--pairs: no value given");
+                        r.samples = o->samples;
+                        r.vocab_begin = o->vocab_begin;
+                        r.vocab_end = o->vocab_end;
+                        r.chunk = o->prefill_chunk;
+                        r.seed = o->seed;
+                        r.quiet = globals.quiet;
+                        auto model = o->load();
+                        auto run = eval::run_mqar(model, r);
+                        eval::ReportOptions report;
+                        report.title = "MQAR: " + o->model;
+                        eval::write_eval_report(o->out, run, report);
+                        print_summary(run, o->out);
+                        return 0;
+                      }});
+}
+
+namespace {
+struct PplArgs : ModelArgs {
+  std::string data;
+  int64_t length = 4096, windows = 8, bucket = 0;
+};
+}  // namespace
+
+void register_eval_ppl(CLI::App& group, const GlobalOptions& globals, CommandList& commands) {
+  auto o = std::make_shared<PplArgs>();
+  CLI::App* cmd = group.add_subcommand("ppl", "Loss by position bucket on a token file");
+  o->add(cmd);
+  cmd->add_option("--data", o->data, "Token file (.json sidecar or .tokens)")->required();
+  cmd->add_option("--length", o->length, "Tokens per window")->capture_default_str();
+  cmd->add_option("--windows", o->windows, "Windows evaluated")->capture_default_str();
+  cmd->add_option("--bucket", o->bucket, "Bucket size in positions (0: powers of two)")->capture_default_str();
+  commands.push_back({cmd, [o, &globals]() {
+                        eval::PerplexityOptions r;
+                        r.token_file = o->data;
+                        r.length = o->length;
+                        r.windows = o->windows;
+                        r.bucket_size = o->bucket;
+                        r.chunk = o->prefill_chunk;
+                        r.seed = o->seed;
+                        r.quiet = globals.quiet;
+                        auto model = o->load();
+                        auto result = eval::run_perplexity(model, r);
+                        eval::write_perplexity_report(o->out, result,
+                                                      Json{{"model", o->model}, {"data", o->data}, {"length", o->length},
+                                                           {"windows", o->windows}, {"seed", o->seed}});
+                        std::cout << "mean loss " << result.mean_loss << " nats over " << result.tokens
+                                  << " tokens; report written to " << o->out << "/summary.md" << std::endl;
+                        return 0;
+                      }});
+}
+
+}  // namespace swarmt::cli
