@@ -214,6 +214,25 @@ TEST(AttentionTest, bf16_and_fp32_inputs_keep_their_dtype_and_match_reference) {
   }
 }
 
+TEST(AttentionTest, parallel_head_ranges_give_the_same_result_as_one_thread) {
+  // The CPU kernel splits the (batch, kv head) rows across threads; documents make the mask per row.
+  auto x = requiring_grad(random_qkv(3, 6, 3, 40, 40, 8));
+  auto doc_ids = at::randint(0, 3, {3, 40}, at::kLong).cumsum(1);  // non-decreasing: documents of random lengths
+  auto upstream = at::randn({3, 6, 40, 8}, at::kDouble);
+  const int threads = at::get_num_threads();
+  auto run = [&](int n_threads) {
+    at::set_num_threads(n_threads);
+    auto out = causal_attention(x.q, x.k, x.v, with(5, 8), doc_ids);
+    auto grads = gradients(out, x, upstream);
+    return std::vector<at::Tensor>{out, grads[0], grads[1], grads[2]};
+  };
+  auto serial = run(1);
+  auto parallel = run(4);
+  at::set_num_threads(threads);
+  for (size_t i = 0; i < serial.size(); ++i) EXPECT_TENSORS_CLOSE(parallel[i], serial[i], 1e-13);
+  EXPECT_TENSORS_CLOSE(serial[0], causal_attention_reference(x.q, x.k, x.v, with(5, 8), doc_ids), 1e-12);
+}
+
 TEST(AttentionTest, bad_inputs_are_rejected_with_input_errors) {
   auto x = random_qkv(1, 4, 2, 8, 8, 4);
   auto expect_input_error = [](const std::function<void()>& call) {

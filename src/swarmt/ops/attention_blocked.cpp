@@ -9,7 +9,9 @@
 // still never N×N).
 #include "swarmt/ops/attention_blocked.h"
 
+#include <array>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <tuple>
 #include <vector>
@@ -69,7 +71,8 @@ class BandedBlocks {
         softcap_(options.softcap),
         compute_(attention_compute_type(q.scalar_type())),
         device_(q.device()) {
-    if (doc_ids.defined()) doc_ids_ = doc_ids.to(device_, at::kLong);
+    // Document of every key, per flattened (batch, kv head) row: (B·Hkv, Nk).
+    if (doc_ids.defined()) head_doc_ids_ = doc_ids.to(device_, at::kLong).repeat_interleave(kv_heads_, 0);
   }
 
   int64_t num_blocks() const { return (n_queries_ + block_size_ - 1) / block_size_; }
@@ -87,53 +90,63 @@ class BandedBlocks {
     return b;
   }
 
-  // Additive mask (Bd, 1, q_len, 1, k_len), Bd = B with doc_ids else 1: 0 where query i may see key j
-  // (0 <= pos_i − pos_j < window, same document), −inf elsewhere. Blocks with the same geometry share it.
-  at::Tensor bias(const Block& b) {
+  // Additive mask of block b for the flattened heads [head_begin, head_end): (Hd, q_len, 1, k_len) with
+  // Hd = head_end − head_begin when there are documents, else 1 (broadcast). 0 where query i may see key j
+  // (0 <= pos_i − pos_j < window, same document), −inf elsewhere.
+  at::Tensor bias(const Block& b, int64_t head_begin, int64_t head_end) const {
     const int64_t shift = b.q_start + past_ - b.k_start;  // pos_i − pos_j for the block's first query and key
-    const bool reusable = !doc_ids_.defined();
-    if (reusable && cached_bias_.defined() && cached_key_ == std::make_tuple(b.q_len, b.k_len, shift))
-      return cached_bias_;
     auto index_options = at::TensorOptions().dtype(at::kLong).device(device_);
     auto distance = at::arange(b.q_len, index_options).unsqueeze(1) - at::arange(b.k_len, index_options).unsqueeze(0) +
                     shift;  // (q_len, k_len): pos_i − pos_j
     auto visible = distance.ge(0);
     if (window_ > 0) visible = visible.logical_and(distance.lt(window_));
     visible = visible.unsqueeze(0);  // (1, q_len, k_len)
-    if (doc_ids_.defined()) {
-      auto query_docs = doc_ids_.narrow(1, b.q_start + past_, b.q_len).unsqueeze(2);  // (B, q_len, 1)
-      auto key_docs = doc_ids_.narrow(1, b.k_start, b.k_len).unsqueeze(1);             // (B, 1, k_len)
-      visible = visible.logical_and(query_docs.eq(key_docs));                          // (B, q_len, k_len)
+    if (head_doc_ids_.defined()) {
+      auto docs = head_doc_ids_.narrow(0, head_begin, head_end - head_begin);       // (Hd, Nk)
+      auto query_docs = docs.narrow(1, b.q_start + past_, b.q_len).unsqueeze(2);  // (Hd, q_len, 1)
+      auto key_docs = docs.narrow(1, b.k_start, b.k_len).unsqueeze(1);            // (Hd, 1, k_len)
+      visible = visible.logical_and(query_docs.eq(key_docs));                     // (Hd, q_len, k_len)
     }
-    auto bias = at::zeros(visible.sizes(), at::TensorOptions().dtype(compute_).device(device_))
-                    .masked_fill_(visible.logical_not(), -std::numeric_limits<double>::infinity())
-                    .view({visible.size(0), 1, b.q_len, 1, b.k_len});
-    if (reusable) {
-      cached_bias_ = bias;
-      cached_key_ = std::make_tuple(b.q_len, b.k_len, shift);
-    }
-    return bias;
+    return at::zeros(visible.sizes(), at::TensorOptions().dtype(compute_).device(device_))
+        .masked_fill_(visible.logical_not(), -std::numeric_limits<double>::infinity())
+        .unsqueeze(2);
   }
 
-  // Logits of one block, (B·Hkv, q_len·rep, k_len):  s = softcap(scale · q kᵀ) + bias − row_offset.
-  // q_block: (B·Hkv, q_len·rep, D); k_block: (B·Hkv, k_len, D); row_offset: (B·Hkv, q_len·rep) or undefined.
-  // With soft-capping, *tanh_values receives tanh(scale · q kᵀ / c) (same shape), for the derivative.
-  at::Tensor logits(const Block& b, const at::Tensor& q_block, const at::Tensor& k_block, const at::Tensor& bias,
-                    const at::Tensor& row_offset, at::Tensor* tanh_values) const {
-    const std::vector<int64_t> split = {batch_, kv_heads_, b.q_len, rep_, b.k_len};
-    at::Tensor base = bias;  // (Bd, 1, q_len, 1, k_len) broadcast against split
-    if (row_offset.defined()) base = at::sub(bias, row_offset.view({batch_, kv_heads_, b.q_len, rep_, 1}));
+  // Whether bias() depends on the heads (documents) or only on the block geometry (shareable).
+  bool bias_depends_on_heads() const { return head_doc_ids_.defined(); }
+  // Key identifying blocks with the same head-independent bias.
+  std::tuple<int64_t, int64_t, int64_t> bias_key(const Block& b) const {
+    return {b.q_len, b.k_len, b.q_start + past_ - b.k_start};
+  }
+
+  // Most elements a per-block (heads, q_len·rep, k_len) tensor can have, per head: sizes the scratch.
+  int64_t max_block_elements_per_head() const {
+    const int64_t n_keys = n_queries_ + past_;
+    const int64_t max_keys = window_ > 0 ? std::min(n_keys, block_size_ + window_ - 1) : n_keys;
+    return std::min(block_size_, n_queries_) * rep_ * max_keys;
+  }
+  int64_t flat_heads() const { return batch_ * kv_heads_; }
+
+  // Logits of one block for H flattened heads, s = softcap(scale · q kᵀ) + bias − row_offset, written into
+  // `scores` (H, q_len·rep, k_len). q_block: (H, q_len·rep, D); k_block: (H, k_len, D); bias from bias();
+  // row_offset: (H, q_len·rep) or undefined. With soft-capping, `tanh_values` (same shape as scores)
+  // receives tanh(scale · q kᵀ / c) for the derivative.
+  void logits(const Block& b, const at::Tensor& q_block, const at::Tensor& k_block, const at::Tensor& bias,
+              const at::Tensor& row_offset, at::Tensor& scores, at::Tensor& tanh_values) const {
+    const int64_t heads = scores.size(0);
+    auto scores4 = scores.view({heads, b.q_len, rep_, b.k_len});  // bias: (1 or H, q_len, 1, k_len)
+    if (row_offset.defined())
+      at::sub_out(scores4, bias, row_offset.view({heads, b.q_len, rep_, 1}));
+    else
+      scores4.copy_(bias);
     if (softcap_ > 0.0) {
-      auto t = at::bmm(q_block, k_block.transpose(1, 2)).mul_(scale_ / softcap_).tanh_();
-      if (tanh_values) *tanh_values = t;
-      return at::add(base, t.view(split), softcap_).view({batch_ * kv_heads_, b.q_len * rep_, b.k_len});
+      at::bmm_out(tanh_values, q_block, k_block.transpose(1, 2));
+      tanh_values.mul_(scale_ / softcap_).tanh_();
+      scores.add_(tanh_values, softcap_);
+    } else {
+      // Mask and scale fused into the GEMM: s = (bias − offset) + scale · q kᵀ.
+      scores.baddbmm_(q_block, k_block.transpose(1, 2), /*beta=*/1.0, /*alpha=*/scale_);
     }
-    // Mask and scale fused into one GEMM: s = (bias − offset) + scale · q kᵀ, accumulated in place into a
-    // fresh tensor (at::sub already made one; the shared bias itself must never be written).
-    auto scores = row_offset.defined() ? base : at::empty(split, base.options()).copy_(base);
-    auto scores3 = scores.view({batch_ * kv_heads_, b.q_len * rep_, b.k_len});
-    scores3.baddbmm_(q_block, k_block.transpose(1, 2), /*beta=*/1.0, /*alpha=*/scale_);
-    return scores3;
   }
 
   double scale() const { return scale_; }
@@ -144,10 +157,57 @@ class BandedBlocks {
   double scale_, softcap_;
   at::ScalarType compute_;
   at::Device device_;
-  at::Tensor doc_ids_;  // (B, Nk) int64 or undefined
-  at::Tensor cached_bias_;
-  std::tuple<int64_t, int64_t, int64_t> cached_key_{-1, -1, -1};
+  at::Tensor head_doc_ids_;  // (B·Hkv, Nk) int64 or undefined
 };
+
+// The mask of the previous block, reused while the geometry repeats (every interior block of a sliding
+// window has the same one). One per worker: bias() itself is stateless.
+class BiasCache {
+ public:
+  const at::Tensor& get(const BandedBlocks& blocks, const BandedBlocks::Block& b, int64_t head_begin,
+                        int64_t head_end) {
+    if (blocks.bias_depends_on_heads() || !bias_.defined() || key_ != blocks.bias_key(b)) {
+      bias_ = blocks.bias(b, head_begin, head_end);
+      key_ = blocks.bias_key(b);
+    }
+    return bias_;
+  }
+
+ private:
+  at::Tensor bias_;
+  std::tuple<int64_t, int64_t, int64_t> key_{-1, -1, -1};
+};
+
+// Runs fn(head_begin, head_end) over ranges of the B·Hkv independent (batch, kv head) rows. On CPU the
+// ranges run in parallel and everything inside runs on its worker thread: one fork/join per call instead
+// of one per elementwise op and GEMM, which on few, shared cores cost more than the work itself.
+void for_each_head_range(int64_t heads, const at::Device& device, const std::function<void(int64_t, int64_t)>& fn) {
+  if (device.is_cpu())
+    at::parallel_for(0, heads, /*grain_size=*/1, fn);
+  else
+    fn(0, heads);  // accelerators: one batched launch per op over all heads
+}
+
+// Scratch tensors reused by every block: fresh per-block allocations cost page faults and memsets that
+// showed up as a large share of the kernel's time. get() views the front of one flat buffer.
+class BlockScratch {
+ public:
+  BlockScratch(int64_t capacity, at::TensorOptions options) : capacity_(capacity), options_(options) {}
+  at::Tensor get(size_t slot, at::IntArrayRef sizes) {
+    if (!buffers_[slot].defined()) buffers_[slot] = at::empty({capacity_}, options_);
+    int64_t numel = 1;
+    for (int64_t size : sizes) numel *= size;
+    SWARMT_CHECK(numel <= capacity_, "block scratch too small");
+    return buffers_[slot].narrow(0, 0, numel).view(sizes);
+  }
+
+ private:
+  int64_t capacity_;
+  at::TensorOptions options_;
+  std::array<at::Tensor, 3> buffers_;
+};
+
+enum ScratchSlot : size_t { kScores = 0, kSecond = 1, kTanh = 2 };
 
 }  // namespace
 
@@ -204,20 +264,34 @@ BlockedForwardResult blocked_attention_forward(const at::Tensor& q, const at::Te
   auto out = at::empty_like(q_grouped);                                        // (B·Hkv, Nq·rep, D)
   auto lse = at::empty({batch * kv_heads, q_grouped.size(1)}, q_grouped.options());  // (B·Hkv, Nq·rep)
 
-  for (int64_t index = 0; index < blocks.num_blocks(); ++index) {
-    const auto b = blocks.block(index);
-    auto q_block = q_grouped.narrow(1, b.q_start * rep, b.q_len * rep);  // (B·Hkv, R, D), R = q_len·rep
-    auto k_block = k_flat.narrow(1, b.k_start, b.k_len);                // (B·Hkv, K, D)
-    auto v_block = v_flat.narrow(1, b.k_start, b.k_len);
-    auto weights = blocks.logits(b, q_block, k_block, blocks.bias(b), {}, nullptr);  // (B·Hkv, R, K)
-    auto row_max = at::amax(weights, {-1}, /*keepdim=*/true);                      // (B·Hkv, R, 1)
-    weights.sub_(row_max).exp_();                     // unnormalised probabilities, max 1
-    auto row_sum = weights.sum(-1, /*keepdim=*/true);  // (B·Hkv, R, 1), >= 1: the query's own key is visible
-    auto out_block = out.narrow(1, b.q_start * rep, b.q_len * rep);
-    at::bmm_out(out_block, weights, v_block);
-    out_block.div_(row_sum);
-    lse.narrow(1, b.q_start * rep, b.q_len * rep).copy_(row_max.add_(row_sum.log_()).squeeze(-1));
-  }
+  for_each_head_range(blocks.flat_heads(), q.device(), [&](int64_t head_begin, int64_t head_end) {
+    const int64_t heads = head_end - head_begin;
+    auto q_heads = q_grouped.narrow(0, head_begin, heads);
+    auto k_heads = k_flat.narrow(0, head_begin, heads);
+    auto v_heads = v_flat.narrow(0, head_begin, heads);
+    auto out_heads = out.narrow(0, head_begin, heads);
+    auto lse_heads = lse.narrow(0, head_begin, heads);
+    BlockScratch scratch(heads * blocks.max_block_elements_per_head(), q_grouped.options());
+    BiasCache bias;
+    for (int64_t index = 0; index < blocks.num_blocks(); ++index) {
+      const auto b = blocks.block(index);
+      const int64_t row_start = b.q_start * rep, rows = b.q_len * rep;
+      const std::vector<int64_t> block_sizes = {heads, rows, b.k_len};
+      auto q_block = q_heads.narrow(1, row_start, rows);   // (H, R, D), R = q_len·rep
+      auto k_block = k_heads.narrow(1, b.k_start, b.k_len);  // (H, K, D)
+      auto v_block = v_heads.narrow(1, b.k_start, b.k_len);
+      auto scores = scratch.get(kScores, block_sizes);       // (H, R, K)
+      auto tanh_values = blocks.softcap() > 0.0 ? scratch.get(kTanh, block_sizes) : at::Tensor();
+      blocks.logits(b, q_block, k_block, bias.get(blocks, b, head_begin, head_end), {}, scores, tanh_values);
+      // lse = m + log l with l = Σ_j exp(s_j − m) = 1 / p_argmax: one fused softmax gives both P and lse.
+      auto [row_max, row_argmax] = scores.max(-1, /*keepdim=*/true);  // (H, R, 1)
+      auto probs = scratch.get(kSecond, block_sizes);
+      at::_softmax_out(probs, scores, -1, /*half_to_float=*/false);
+      auto out_block = out_heads.narrow(1, row_start, rows);
+      at::bmm_out(out_block, probs, v_block);
+      lse_heads.narrow(1, row_start, rows).copy_(row_max.sub_(probs.gather(-1, row_argmax).log_()).squeeze(-1));
+    }
+  });
   return {ungroup_query_heads(out, batch, kv_heads, rep).to(q.scalar_type()), lse};
 }
 
@@ -231,33 +305,53 @@ BlockedGradients blocked_attention_backward(const at::Tensor& q, const at::Tenso
   const double scale = blocks.scale();
   auto q_grouped = group_query_heads(q.to(compute), kv_heads);         // (B·Hkv, Nq·rep, D)
   auto grad_grouped = group_query_heads(grad_out.to(compute), kv_heads);  // (B·Hkv, Nq·rep, D)
-  // rowsum(dO ⊙ O) per query row: (B, Hq, Nq) -> (B·Hkv, Nq·rep)
-  auto delta = group_query_heads((grad_out.to(compute) * out.to(compute)).sum(-1), kv_heads);
+  // −Δ = −rowsum(dO ⊙ O) per query row: (B, Hq, Nq) -> (B·Hkv, Nq·rep)
+  auto negative_delta = group_query_heads((grad_out.to(compute) * out.to(compute)).sum(-1).neg_(), kv_heads);
   auto k_flat = flatten_kv_heads(k.to(compute));  // (B·Hkv, Nk, D)
   auto v_flat = flatten_kv_heads(v.to(compute));
   auto dq = at::empty_like(q_grouped);  // every row written once
   auto dk = at::zeros(k_flat.sizes(), k_flat.options());  // bands overlap: accumulated
   auto dv = at::zeros(v_flat.sizes(), v_flat.options());
 
-  for (int64_t index = 0; index < blocks.num_blocks(); ++index) {
-    const auto b = blocks.block(index);
-    const int64_t row_start = b.q_start * rep, rows = b.q_len * rep;
-    auto q_block = q_grouped.narrow(1, row_start, rows);     // (B·Hkv, R, D)
-    auto grad_block = grad_grouped.narrow(1, row_start, rows);  // (B·Hkv, R, D)
-    auto k_block = k_flat.narrow(1, b.k_start, b.k_len);     // (B·Hkv, K, D)
-    auto v_block = v_flat.narrow(1, b.k_start, b.k_len);
-    at::Tensor tanh_values;
-    auto probs = blocks.logits(b, q_block, k_block, blocks.bias(b), lse.narrow(1, row_start, rows), &tanh_values)
-                     .exp_();                                            // P = exp(s − lse): (B·Hkv, R, K)
-    auto grad_scores = at::bmm(grad_block, v_block.transpose(1, 2));   // dP = dO Vᵀ
-    grad_scores.sub_(delta.narrow(1, row_start, rows).unsqueeze(-1)).mul_(probs);  // dS = P ⊙ (dP − Δ)
-    if (tanh_values.defined()) grad_scores.mul_(tanh_values.square_().neg_().add_(1.0));  // d(c·tanh(x/c))/dx
-    auto dq_block = dq.narrow(1, row_start, rows);
-    at::bmm_out(dq_block, grad_scores, k_block);
-    dq_block.mul_(scale);
-    dk.narrow(1, b.k_start, b.k_len).baddbmm_(grad_scores.transpose(1, 2), q_block, /*beta=*/1.0, /*alpha=*/scale);
-    dv.narrow(1, b.k_start, b.k_len).baddbmm_(probs.transpose(1, 2), grad_block);
-  }
+  for_each_head_range(blocks.flat_heads(), q.device(), [&](int64_t head_begin, int64_t head_end) {
+    const int64_t heads = head_end - head_begin;
+    auto q_heads = q_grouped.narrow(0, head_begin, heads);
+    auto grad_heads = grad_grouped.narrow(0, head_begin, heads);
+    auto negative_delta_heads = negative_delta.narrow(0, head_begin, heads);
+    auto lse_heads = lse.narrow(0, head_begin, heads);
+    auto k_heads = k_flat.narrow(0, head_begin, heads);
+    auto v_heads = v_flat.narrow(0, head_begin, heads);
+    auto dq_heads = dq.narrow(0, head_begin, heads);
+    auto dk_heads = dk.narrow(0, head_begin, heads);
+    auto dv_heads = dv.narrow(0, head_begin, heads);
+    BlockScratch scratch(heads * blocks.max_block_elements_per_head(), q_grouped.options());
+    BiasCache bias;
+    for (int64_t index = 0; index < blocks.num_blocks(); ++index) {
+      const auto b = blocks.block(index);
+      const int64_t row_start = b.q_start * rep, rows = b.q_len * rep;
+      const std::vector<int64_t> block_sizes = {heads, rows, b.k_len};
+      auto q_block = q_heads.narrow(1, row_start, rows);        // (H, R, D)
+      auto grad_block = grad_heads.narrow(1, row_start, rows);  // (H, R, D)
+      auto k_block = k_heads.narrow(1, b.k_start, b.k_len);     // (H, K, D)
+      auto v_block = v_heads.narrow(1, b.k_start, b.k_len);
+      auto probs = scratch.get(kScores, block_sizes);  // (H, R, K)
+      auto tanh_values = blocks.softcap() > 0.0 ? scratch.get(kTanh, block_sizes) : at::Tensor();
+      blocks.logits(b, q_block, k_block, bias.get(blocks, b, head_begin, head_end),
+                    lse_heads.narrow(1, row_start, rows), probs, tanh_values);
+      probs.exp_();  // P = exp(s − lse)
+      // dS = P ⊙ (dO Vᵀ − Δ): start from −Δ and let the GEMM accumulate dO Vᵀ onto it.
+      auto grad_scores = scratch.get(kSecond, block_sizes);
+      grad_scores.copy_(negative_delta_heads.narrow(1, row_start, rows).unsqueeze(-1).expand(block_sizes));
+      grad_scores.baddbmm_(grad_block, v_block.transpose(1, 2)).mul_(probs);
+      if (tanh_values.defined()) grad_scores.mul_(tanh_values.square_().neg_().add_(1.0));  // d(c·tanh(x/c))/dx
+      auto dq_block = dq_heads.narrow(1, row_start, rows);
+      at::bmm_out(dq_block, grad_scores, k_block);
+      dq_block.mul_(scale);
+      dk_heads.narrow(1, b.k_start, b.k_len)
+          .baddbmm_(grad_scores.transpose(1, 2), q_block, /*beta=*/1.0, /*alpha=*/scale);
+      dv_heads.narrow(1, b.k_start, b.k_len).baddbmm_(probs.transpose(1, 2), grad_block);
+    }
+  });
   return {ungroup_query_heads(dq, batch, kv_heads, rep).to(q.scalar_type()),
           dk.view(k.sizes()).to(k.scalar_type()), dv.view(v.sizes()).to(v.scalar_type())};
 }
