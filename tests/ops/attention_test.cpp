@@ -122,6 +122,20 @@ TEST(AttentionTest, queries_continue_after_past_keys) {
   }
 }
 
+TEST(AttentionTest, keys_no_query_reaches_get_zero_gradient) {
+  // 6 queries after 20 keys with window 4: the first query (key index 14) reaches back to key 11, so keys
+  // 0..10 are in no band; with no queries, none is.
+  for (int64_t n_queries : {6, 0}) {
+    auto x = requiring_grad(random_qkv(1, 2, 1, n_queries, 20, 4));
+    auto out = causal_attention(x.q, x.k, x.v, with(4, 2));
+    ASSERT_EQ(out.sizes(), x.q.sizes());
+    auto grads = gradients(out, x, at::randn_like(out));
+    const int64_t unreached = n_queries == 0 ? 20 : 11;
+    EXPECT_TENSORS_CLOSE(grads[1].narrow(2, 0, unreached), at::zeros({1, 1, unreached, 4}, at::kDouble), 0.0);
+    EXPECT_TENSORS_CLOSE(grads[2].narrow(2, 0, unreached), at::zeros({1, 1, unreached, 4}, at::kDouble), 0.0);
+  }
+}
+
 TEST(AttentionTest, softcap_matches_reference) {
   auto x = random_qkv(1, 4, 1, 37, 37, 8);
   x.q.mul_(4.0);  // large scores, so the cap matters

@@ -305,19 +305,20 @@ BlockedGradients blocked_attention_backward(const at::Tensor& q, const at::Tenso
   const double scale = blocks.scale();
   auto q_grouped = group_query_heads(q.to(compute), kv_heads);         // (B·Hkv, Nq·rep, D)
   auto grad_grouped = group_query_heads(grad_out.to(compute), kv_heads);  // (B·Hkv, Nq·rep, D)
-  // −Δ = −rowsum(dO ⊙ O) per query row: (B, Hq, Nq) -> (B·Hkv, Nq·rep)
-  auto negative_delta = group_query_heads((grad_out.to(compute) * out.to(compute)).sum(-1).neg_(), kv_heads);
+  auto out_grouped = group_query_heads(out.to(compute), kv_heads);      // (B·Hkv, Nq·rep, D)
   auto k_flat = flatten_kv_heads(k.to(compute));  // (B·Hkv, Nk, D)
   auto v_flat = flatten_kv_heads(v.to(compute));
   auto dq = at::empty_like(q_grouped);  // every row written once
-  auto dk = at::zeros(k_flat.sizes(), k_flat.options());  // bands overlap: accumulated
-  auto dv = at::zeros(v_flat.sizes(), v_flat.options());
+  // Bands overlap, so dK and dV accumulate. Bands only move forward, so each block zeroes the keys it is
+  // the first to reach just before adding to them (cache-hot, instead of a separate pass over all keys).
+  auto dk = at::empty(k_flat.sizes(), k_flat.options());
+  auto dv = at::empty(v_flat.sizes(), v_flat.options());
 
   for_each_head_range(blocks.flat_heads(), q.device(), [&](int64_t head_begin, int64_t head_end) {
     const int64_t heads = head_end - head_begin;
     auto q_heads = q_grouped.narrow(0, head_begin, heads);
     auto grad_heads = grad_grouped.narrow(0, head_begin, heads);
-    auto negative_delta_heads = negative_delta.narrow(0, head_begin, heads);
+    auto out_heads = out_grouped.narrow(0, head_begin, heads);
     auto lse_heads = lse.narrow(0, head_begin, heads);
     auto k_heads = k_flat.narrow(0, head_begin, heads);
     auto v_heads = v_flat.narrow(0, head_begin, heads);
@@ -326,10 +327,15 @@ BlockedGradients blocked_attention_backward(const at::Tensor& q, const at::Tenso
     auto dv_heads = dv.narrow(0, head_begin, heads);
     BlockScratch scratch(heads * blocks.max_block_elements_per_head(), q_grouped.options());
     BiasCache bias;
+    int64_t keys_zeroed = 0;  // dK, dV rows [0, keys_zeroed) are initialised
     for (int64_t index = 0; index < blocks.num_blocks(); ++index) {
       const auto b = blocks.block(index);
       const int64_t row_start = b.q_start * rep, rows = b.q_len * rep;
       const std::vector<int64_t> block_sizes = {heads, rows, b.k_len};
+      const int64_t k_end = b.k_start + b.k_len;
+      dk_heads.narrow(1, keys_zeroed, k_end - keys_zeroed).zero_();  // includes keys no query ever sees
+      dv_heads.narrow(1, keys_zeroed, k_end - keys_zeroed).zero_();
+      keys_zeroed = k_end;
       auto q_block = q_heads.narrow(1, row_start, rows);        // (H, R, D)
       auto grad_block = grad_heads.narrow(1, row_start, rows);  // (H, R, D)
       auto k_block = k_heads.narrow(1, b.k_start, b.k_len);     // (H, K, D)
@@ -339,9 +345,10 @@ BlockedGradients blocked_attention_backward(const at::Tensor& q, const at::Tenso
       blocks.logits(b, q_block, k_block, bias.get(blocks, b, head_begin, head_end),
                     lse_heads.narrow(1, row_start, rows), probs, tanh_values);
       probs.exp_();  // P = exp(s − lse)
-      // dS = P ⊙ (dO Vᵀ − Δ): start from −Δ and let the GEMM accumulate dO Vᵀ onto it.
+      // dS = P ⊙ (dO Vᵀ − Δ), Δ = rowsum(dO ⊙ O): start from −Δ and let the GEMM accumulate dO Vᵀ onto it.
+      auto negative_delta = at::mul(grad_block, out_heads.narrow(1, row_start, rows)).sum(-1, true).neg_();  // (H, R, 1)
       auto grad_scores = scratch.get(kSecond, block_sizes);
-      grad_scores.copy_(negative_delta_heads.narrow(1, row_start, rows).unsqueeze(-1).expand(block_sizes));
+      grad_scores.copy_(negative_delta.expand(block_sizes));
       grad_scores.baddbmm_(grad_block, v_block.transpose(1, 2)).mul_(probs);
       if (tanh_values.defined()) grad_scores.mul_(tanh_values.square_().neg_().add_(1.0));  // d(c·tanh(x/c))/dx
       auto dq_block = dq_heads.narrow(1, row_start, rows);
@@ -351,6 +358,8 @@ BlockedGradients blocked_attention_backward(const at::Tensor& q, const at::Tenso
           .baddbmm_(grad_scores.transpose(1, 2), q_block, /*beta=*/1.0, /*alpha=*/scale);
       dv_heads.narrow(1, b.k_start, b.k_len).baddbmm_(probs.transpose(1, 2), grad_block);
     }
+    dk_heads.narrow(1, keys_zeroed, dk_heads.size(1) - keys_zeroed).zero_();  // only without queries
+    dv_heads.narrow(1, keys_zeroed, dv_heads.size(1) - keys_zeroed).zero_();
   });
   return {ungroup_query_heads(dq, batch, kv_heads, rep).to(q.scalar_type()),
           dk.view(k.sizes()).to(k.scalar_type()), dv.view(v.sizes()).to(v.scalar_type())};
