@@ -247,6 +247,16 @@ TEST(AttentionTest, parallel_head_ranges_give_the_same_result_as_one_thread) {
   EXPECT_TENSORS_CLOSE(serial[0], causal_attention_reference(x.q, x.k, x.v, with(5, 8), doc_ids), 1e-12);
 }
 
+TEST(AttentionTest, parallel_query_blocks_give_the_same_result_as_one_thread) {
+  // One (batch, kv head) row: the forward splits its query blocks across threads instead.
+  auto x = random_qkv(1, 4, 1, 70, 70, 8);
+  const int threads = at::get_num_threads();
+  at::set_num_threads(4);
+  auto parallel = causal_attention(x.q, x.k, x.v, with(9, 8));
+  at::set_num_threads(threads);
+  EXPECT_TENSORS_CLOSE(parallel, causal_attention_reference(x.q, x.k, x.v, with(9, 8)), 1e-12);
+}
+
 TEST(AttentionTest, bad_inputs_are_rejected_with_input_errors) {
   auto x = random_qkv(1, 4, 2, 8, 8, 4);
   auto expect_input_error = [](const std::function<void()>& call) {

@@ -188,6 +188,17 @@ void for_each_head_range(int64_t heads, const at::Device& device, const std::fun
     fn(0, heads);  // accelerators: one batched launch per op over all heads
 }
 
+// The forward's query blocks are independent too: with fewer (batch, kv head) rows than threads (one kv
+// head, batch 1: Gemma-3 style MQA at inference), it splits the blocks instead.
+// fn(head_begin, head_end, block_begin, block_end).
+void for_each_forward_range(int64_t heads, int64_t blocks, const at::Device& device,
+                            const std::function<void(int64_t, int64_t, int64_t, int64_t)>& fn) {
+  if (device.is_cpu() && heads < at::get_num_threads())
+    at::parallel_for(0, blocks, /*grain_size=*/1, [&](int64_t begin, int64_t end) { fn(0, heads, begin, end); });
+  else
+    for_each_head_range(heads, device, [&](int64_t begin, int64_t end) { fn(begin, end, 0, blocks); });
+}
+
 // Scratch tensors reused by every block: fresh per-block allocations cost page faults and memsets that
 // showed up as a large share of the kernel's time. get() views the front of one flat buffer.
 class BlockScratch {
@@ -264,7 +275,8 @@ BlockedForwardResult blocked_attention_forward(const at::Tensor& q, const at::Te
   auto out = at::empty_like(q_grouped);                                        // (B·Hkv, Nq·rep, D)
   auto lse = at::empty({batch * kv_heads, q_grouped.size(1)}, q_grouped.options());  // (B·Hkv, Nq·rep)
 
-  for_each_head_range(blocks.flat_heads(), q.device(), [&](int64_t head_begin, int64_t head_end) {
+  for_each_forward_range(blocks.flat_heads(), blocks.num_blocks(), q.device(),
+                         [&](int64_t head_begin, int64_t head_end, int64_t block_begin, int64_t block_end) {
     const int64_t heads = head_end - head_begin;
     auto q_heads = q_grouped.narrow(0, head_begin, heads);
     auto k_heads = k_flat.narrow(0, head_begin, heads);
@@ -273,7 +285,7 @@ BlockedForwardResult blocked_attention_forward(const at::Tensor& q, const at::Te
     auto lse_heads = lse.narrow(0, head_begin, heads);
     BlockScratch scratch(heads * blocks.max_block_elements_per_head(), q_grouped.options());
     BiasCache bias;
-    for (int64_t index = 0; index < blocks.num_blocks(); ++index) {
+    for (int64_t index = block_begin; index < block_end; ++index) {
       const auto b = blocks.block(index);
       const int64_t row_start = b.q_start * rep, rows = b.q_len * rep;
       const std::vector<int64_t> block_sizes = {heads, rows, b.k_len};
