@@ -1,0 +1,168 @@
+// KV cache for streaming attention: a ring of `capacity` slots for sliding-window layers, or a growing
+// cache for full attention (specs/swax.md §4, "ring-buffer KV cache").
+//
+// Ring: the key of absolute position p lives in slot p % capacity, written before the query at p attends,
+// with its position recorded, so the ring can be read in any order (decode) or unrolled into position
+// order (chunked prefill). Keys are stored after RoPE: nothing is re-rotated when the ring wraps.
+#include <algorithm>
+#include <limits>
+
+#include "swarmt/core/error.h"
+#include "swarmt/ops/attention.h"
+#include "swarmt/ops/attention_blocked.h"
+
+namespace swarmt::ops {
+namespace {
+
+// The `count` consecutive positions from `first_position` of a ring (B, Hkv, capacity, D), in position
+// order: one slice, or two when the range wraps past the last slot. Requires count <= capacity.
+at::Tensor ring_read(const at::Tensor& ring, int64_t first_position, int64_t count) {
+  const int64_t capacity = ring.size(2), first_slot = first_position % capacity;
+  const int64_t head = std::min(count, capacity - first_slot);
+  if (head == count) return ring.narrow(2, first_slot, count);
+  return at::cat({ring.narrow(2, first_slot, head), ring.narrow(2, 0, count - head)}, 2);
+}
+
+// Writes `values` (B, Hkv, count, D), holding positions first_position ..., into their slots of the ring.
+void ring_write(at::Tensor& ring, int64_t first_position, const at::Tensor& values) {
+  const int64_t capacity = ring.size(2), count = values.size(2), first_slot = first_position % capacity;
+  const int64_t head = std::min(count, capacity - first_slot);
+  ring.narrow(2, first_slot, head).copy_(values.narrow(2, 0, head));
+  if (head < count) ring.narrow(2, 0, count - head).copy_(values.narrow(2, head, count - head));
+}
+
+// Records the absolute positions first_position ... first_position + count − 1 in their ring slots.
+void ring_write_positions(at::Tensor& positions, int64_t first_position, int64_t count) {
+  auto values = at::arange(first_position, first_position + count, positions.options()).view({1, 1, count, 1});
+  auto as_ring = positions.view({1, 1, -1, 1});
+  ring_write(as_ring, first_position, values);
+}
+
+// Growing cache: makes room for `needed` slots, doubling so that appending N tokens copies O(N) in total.
+void reserve_slots(KVCache& cache, int64_t needed) {
+  const int64_t slots = cache.k.size(2);
+  if (needed <= slots) return;
+  const int64_t grown = std::max<int64_t>({needed, 2 * slots, 16});
+  auto grow = [&](const at::Tensor& old, int64_t dim, const at::Scalar& fill) {
+    std::vector<int64_t> sizes = old.sizes().vec();
+    sizes[dim] = grown;
+    auto fresh = at::full(sizes, fill, old.options());
+    fresh.narrow(dim, 0, cache.seen).copy_(old.narrow(dim, 0, cache.seen));
+    return fresh;
+  };
+  cache.k = grow(cache.k, 2, 0);
+  cache.v = grow(cache.v, 2, 0);
+  cache.positions = grow(cache.positions, 0, -1);
+}
+
+// One query per head against an unordered set of slots (softmax does not care about key order).
+// q: (B, Hq, 1, D); keys, values: (B, Hkv, S, D); visible: bool (S) or undefined (all visible).
+at::Tensor attend_single_query(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
+                               const at::Tensor& visible, const AttentionOptions& options) {
+  const int64_t batch = q.size(0), kv_heads = keys.size(1), rep = q.size(1) / kv_heads, head_dim = q.size(3);
+  const auto compute = detail::attention_compute_type(q.scalar_type());
+  auto grouped = q.to(compute).reshape({batch, kv_heads, rep, head_dim});  // query head h uses kv head h / rep
+  auto scores = at::matmul(grouped, keys.to(compute).transpose(-1, -2)) *
+                detail::attention_scale(options, head_dim);  // (B, Hkv, rep, S)
+  if (options.softcap > 0.0) scores = at::tanh(scores / options.softcap) * options.softcap;
+  if (visible.defined()) scores.masked_fill_(visible.logical_not(), -std::numeric_limits<double>::infinity());
+  auto out = at::matmul(at::softmax(scores, -1), values.to(compute));  // (B, Hkv, rep, D)
+  return out.reshape({batch, kv_heads * rep, 1, head_dim}).to(q.scalar_type());
+}
+
+void check_cache_inputs(const KVCache& cache, const at::Tensor& q, const at::Tensor& k_new, const at::Tensor& v_new,
+                        const AttentionOptions& options) {
+  SWARMT_CHECK_INPUT(cache.k.defined() && cache.v.defined() && cache.positions.defined(),
+                     "KV cache: not initialised (use make_kv_cache)");
+  SWARMT_CHECK_INPUT(q.defined() && k_new.defined() && v_new.defined() && q.dim() == 4 && k_new.dim() == 4 &&
+                         k_new.sizes() == v_new.sizes(),
+                     "KV cache: q must be (B, Hq, n, D) and k_new, v_new (B, Hkv, n, D)");
+  const auto& k = cache.k;
+  SWARMT_CHECK_INPUT(k_new.size(0) == k.size(0) && k_new.size(1) == k.size(1) && k_new.size(3) == k.size(3),
+                     "KV cache: new keys of shape ", k_new.sizes(), " do not fit the cache (B=", k.size(0),
+                     ", Hkv=", k.size(1), ", D=", k.size(3), ")");
+  SWARMT_CHECK_INPUT(q.size(0) == k.size(0) && q.size(2) == k_new.size(2) && q.size(3) == k.size(3) &&
+                         q.size(1) % k.size(1) == 0 && q.size(2) >= 1,
+                     "KV cache: queries of shape ", q.sizes(), " do not fit new keys of shape ", k_new.sizes());
+  SWARMT_CHECK_INPUT(q.device() == k.device() && k_new.device() == k.device(),
+                     "KV cache: queries, keys and cache must be on one device");
+  SWARMT_CHECK_INPUT(cache.capacity == 0 || (options.window >= 1 && options.window <= cache.capacity),
+                     "KV cache: a ring of ", cache.capacity, " slots serves windows 1..", cache.capacity, ", got window ",
+                     options.window);
+}
+
+}  // namespace
+
+int64_t KVCache::bytes() const {
+  int64_t total = 0;
+  for (const auto* t : {&k, &v, &positions})
+    if (t->defined()) total += static_cast<int64_t>(t->numel() * t->element_size());
+  return total;
+}
+
+KVCache make_kv_cache(int64_t batch, int64_t kv_heads, int64_t head_dim, int64_t capacity, at::ScalarType dtype,
+                      at::Device device) {
+  SWARMT_CHECK_INPUT(batch >= 1 && kv_heads >= 1 && head_dim >= 1 && capacity >= 0,
+                     "KV cache: need batch, kv_heads, head_dim >= 1 and capacity >= 0 (got ", batch, ", ", kv_heads,
+                     ", ", head_dim, ", ", capacity, ")");
+  SWARMT_CHECK_INPUT(at::isFloatingType(dtype), "KV cache: dtype must be floating point, got ", dtype);
+  KVCache cache;
+  cache.capacity = capacity;
+  auto options = at::TensorOptions().dtype(dtype).device(device);
+  cache.k = at::zeros({batch, kv_heads, capacity, head_dim}, options);  // growing caches start empty
+  cache.v = at::zeros({batch, kv_heads, capacity, head_dim}, options);
+  cache.positions = at::full({capacity}, -1, options.dtype(at::kLong));
+  return cache;
+}
+
+at::Tensor attend_with_cache(KVCache& cache, const at::Tensor& q, const at::Tensor& k_new, const at::Tensor& v_new,
+                             const AttentionOptions& options) {
+  check_cache_inputs(cache, q, k_new, v_new, options);
+  detail::check_attention_inputs(q, k_new.to(q.scalar_type()), v_new.to(q.scalar_type()), options, {});
+  at::NoGradGuard no_grad;
+  const int64_t n = q.size(2), start = cache.seen, end = start + n;  // absolute positions of the new tokens
+  const int64_t window = options.window;
+
+  if (cache.capacity == 0) {  // growing cache: slot = position, keys already in order
+    reserve_slots(cache, end);
+    cache.k.narrow(2, start, n).copy_(k_new);
+    cache.v.narrow(2, start, n).copy_(v_new);
+    cache.positions.narrow(0, start, n).copy_(at::arange(start, end, cache.positions.options()));
+    cache.seen = end;
+    // Keys the first new query can reach: [start − window + 1, end) (all of them for full attention).
+    const int64_t first = window > 0 ? std::max<int64_t>(0, start - window + 1) : 0;
+    auto keys = cache.k.narrow(2, first, end - first).to(q.scalar_type());
+    auto values = cache.v.narrow(2, first, end - first).to(q.scalar_type());
+    if (n == 1) return attend_single_query(q, keys, values, {}, options);
+    return detail::blocked_attention_forward(q, keys, values, {}, options).out;
+  }
+
+  const int64_t capacity = cache.capacity;
+  if (n == 1) {  // decode: write the new key first, then attend over every filled slot in slot order
+    ring_write(cache.k, start, k_new);
+    ring_write(cache.v, start, v_new);
+    ring_write_positions(cache.positions, start, 1);
+    cache.seen = end;
+    const int64_t filled = std::min(end, capacity);  // slots fill from 0 before the ring wraps
+    auto slot_positions = cache.positions.narrow(0, 0, filled);
+    at::Tensor visible;  // a ring larger than the window also holds keys the window no longer reaches
+    if (capacity > window) visible = slot_positions.gt(start - window);
+    return attend_single_query(q, cache.k.narrow(2, 0, filled).to(q.scalar_type()),
+                               cache.v.narrow(2, 0, filled).to(q.scalar_type()), visible, options);
+  }
+
+  // Chunked prefill: the cached keys the chunk's first query can reach (at most window − 1 of them, in
+  // position order), then the chunk itself, through the banded kernel with Nk > Nq.
+  const int64_t held = std::min({start, capacity, window - 1});
+  auto keys = at::cat({ring_read(cache.k, start - held, held).to(q.scalar_type()), k_new.to(q.scalar_type())}, 2);
+  auto values = at::cat({ring_read(cache.v, start - held, held).to(q.scalar_type()), v_new.to(q.scalar_type())}, 2);
+  auto out = detail::blocked_attention_forward(q, keys, values, {}, options).out;
+  const int64_t kept = std::min(n, capacity);  // only the last `capacity` new keys survive
+  ring_write(cache.k, end - kept, k_new.narrow(2, n - kept, kept));
+  ring_write(cache.v, end - kept, v_new.narrow(2, n - kept, kept));
+  ring_write_positions(cache.positions, end - kept, kept);
+  cache.seen = end;
+  return out;
+}
+
+}  // namespace swarmt::ops

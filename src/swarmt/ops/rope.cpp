@@ -1,0 +1,101 @@
+// RoPE tables and rotation (see rope.h for the pairing and why angles are fp64).
+#include "swarmt/ops/rope.h"
+
+#include <cmath>
+#include <vector>
+
+#include "swarmt/core/error.h"
+
+namespace swarmt::ops {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+// HF `_compute_llama3_parameters`: wavelengths longer than original_max / low_freq_factor are slowed down
+// by `factor`, those shorter than original_max / high_freq_factor are kept, and the band in between
+// interpolates smoothly between the two:
+//   s = (original_max / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+//   θ' = (1 - s) θ / factor + s θ
+double llama3_scaled(double inv_freq, const RopeScaling& scaling) {
+  const double old_context = static_cast<double>(scaling.original_max_position_embeddings);
+  const double low_freq_wavelen = old_context / scaling.low_freq_factor;
+  const double high_freq_wavelen = old_context / scaling.high_freq_factor;
+  const double wavelen = 2.0 * kPi / inv_freq;
+  if (wavelen > low_freq_wavelen) return inv_freq / scaling.factor;
+  if (wavelen < high_freq_wavelen) return inv_freq;
+  const double smooth = (old_context / wavelen - scaling.low_freq_factor) /
+                        (scaling.high_freq_factor - scaling.low_freq_factor);
+  return (1.0 - smooth) * inv_freq / scaling.factor + smooth * inv_freq;
+}
+
+void check_scaling(const RopeScaling& scaling) {
+  const std::string& type = scaling.type;
+  SWARMT_CHECK_INPUT(type == "none" || type == "default" || type == "linear" || type == "llama3",
+                     "rope_scaling: unsupported type \"", type, "\" (supported: none, linear, llama3)");
+  if (type == "none" || type == "default") return;
+  SWARMT_CHECK_INPUT(scaling.factor > 0.0 && std::isfinite(scaling.factor),
+                     "rope_scaling.factor must be a positive number, got ", scaling.factor);
+  if (type == "llama3") {
+    SWARMT_CHECK_INPUT(scaling.low_freq_factor > 0.0 && scaling.high_freq_factor > scaling.low_freq_factor,
+                       "rope_scaling: llama3 needs 0 < low_freq_factor < high_freq_factor, got ",
+                       scaling.low_freq_factor, " and ", scaling.high_freq_factor);
+    SWARMT_CHECK_INPUT(scaling.original_max_position_embeddings > 0,
+                       "rope_scaling.original_max_position_embeddings must be positive, got ",
+                       scaling.original_max_position_embeddings);
+  }
+}
+
+}  // namespace
+
+at::Tensor rope_inv_freq(int64_t rotary_dim, double base, const RopeScaling& scaling) {
+  SWARMT_CHECK_INPUT(rotary_dim > 0 && rotary_dim % 2 == 0, "RoPE: rotary dimension must be positive and even, got ",
+                     rotary_dim);
+  SWARMT_CHECK_INPUT(base > 1.0 && std::isfinite(base), "RoPE: rope_theta must be a finite number > 1, got ", base);
+  check_scaling(scaling);
+  const int64_t half = rotary_dim / 2;
+  std::vector<double> values(static_cast<size_t>(half));
+  for (int64_t i = 0; i < half; ++i) {
+    // θ_i = base^(-2i/D)
+    double inv_freq = 1.0 / std::pow(base, static_cast<double>(2 * i) / static_cast<double>(rotary_dim));
+    if (scaling.type == "linear") inv_freq /= scaling.factor;  // positions / factor
+    if (scaling.type == "llama3") inv_freq = llama3_scaled(inv_freq, scaling);
+    values[static_cast<size_t>(i)] = inv_freq;
+  }
+  return at::tensor(values, at::TensorOptions().dtype(at::kDouble));
+}
+
+std::pair<at::Tensor, at::Tensor> rope_cos_sin(const at::Tensor& positions, const at::Tensor& inv_freq,
+                                               at::ScalarType dtype) {
+  SWARMT_CHECK_INPUT(positions.defined() && (positions.dim() == 1 || positions.dim() == 2) &&
+                         !at::isFloatingType(positions.scalar_type()),
+                     "RoPE: positions must be an integer tensor of shape (N) or (B, N), got ",
+                     positions.defined() ? positions.sizes() : at::IntArrayRef{});
+  SWARMT_CHECK_INPUT(inv_freq.defined() && inv_freq.dim() == 1, "RoPE: inv_freq must have shape (D/2)");
+  // angles (…, N, D/2) = p · θ_i in fp64: exact enough at p = 131071 (error ~1e-11 rad, fp32 would give 1e-2).
+  auto angles = positions.to(at::kDouble).unsqueeze(-1) * inv_freq.to(positions.device(), at::kDouble);
+  return {angles.cos().to(dtype), angles.sin().to(dtype)};
+}
+
+at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+  SWARMT_CHECK_INPUT(x.defined() && x.dim() == 4, "RoPE: x must have shape (B, H, N, D)");
+  SWARMT_CHECK_INPUT(cos.defined() && sin.defined() && cos.sizes() == sin.sizes() &&
+                         (cos.dim() == 2 || cos.dim() == 3),
+                     "RoPE: cos and sin must both have shape (N, D/2) or (B, N, D/2)");
+  const int64_t batch = x.size(0), length = x.size(2), head_dim = x.size(3);
+  const int64_t half = cos.size(-1);
+  SWARMT_CHECK_INPUT(cos.size(-2) == length && 2 * half <= head_dim && (cos.dim() == 2 || cos.size(0) == batch),
+                     "RoPE: tables of shape ", cos.sizes(), " do not fit x of shape ", x.sizes(),
+                     " (need (N, D/2) or (B, N, D/2) with N = ", length, ", D/2 <= ", head_dim / 2, ")");
+  // (N, h) -> (1, 1, N, h); (B, N, h) -> (B, 1, N, h); in x's dtype so the result keeps it.
+  auto c = (cos.dim() == 2 ? cos.unsqueeze(0) : cos).unsqueeze(1).to(x.dtype());
+  auto s = (sin.dim() == 2 ? sin.unsqueeze(0) : sin).unsqueeze(1).to(x.dtype());
+  auto x1 = x.narrow(-1, 0, half);     // (B, H, N, h)
+  auto x2 = x.narrow(-1, half, half);  // (B, H, N, h), paired with x1 element by element
+  auto rotated1 = x1 * c - x2 * s;
+  auto rotated2 = x2 * c + x1 * s;
+  if (2 * half == head_dim) return at::cat({rotated1, rotated2}, -1);
+  // Partial rotary embedding: the dimensions after the rotated 2·h pass through unchanged.
+  return at::cat({rotated1, rotated2, x.narrow(-1, 2 * half, head_dim - 2 * half)}, -1);
+}
+
+}  // namespace swarmt::ops
