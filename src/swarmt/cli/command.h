@@ -28,5 +28,6 @@ using CommandList = std::vector<Command>;
 
 // One per file in cli/. Keep this list in the order `swarmt --help` shows them.
 void register_info(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
+void register_tokenize(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
 
 }  // namespace swarmt::cli

@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
 
   swarmt::cli::CommandList commands;
   swarmt::cli::register_info(app, globals, commands);
+  swarmt::cli::register_tokenize(app, globals, commands);
 
   try {
     app.parse(argc, argv);
