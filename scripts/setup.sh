@@ -5,6 +5,7 @@
 #   libtorch-dev          tensors, autograd, optimizers, c10d (Debian ships libtorch 1.13)
 #   libopenblas0-pthread  fast fp32 BLAS; without it libtorch falls back to the ~15x slower reference BLAS
 #   nlohmann-json3-dev    JSON;  libcli11-dev  command line;  libpcre2-dev  Unicode regex (tokenizers)
+#   libunistring-dev      Unicode normalization (NFC/NFKC) and character classes (tokenizers)
 #   libgtest-dev, libgmock-dev, libbenchmark-dev   tests and micro-benchmarks
 #   libgloo-dev           collective communication for multi-process training on CPU
 #   cmake, ninja-build, ccache, g++, pkg-config     the build
@@ -14,7 +15,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config
   libtorch-dev libopenblas0-pthread
-  nlohmann-json3-dev libcli11-dev libpcre2-dev
+  nlohmann-json3-dev libcli11-dev libpcre2-dev libunistring-dev
   libgtest-dev libgmock-dev libbenchmark-dev libgloo-dev
   nodejs npm
 )
