@@ -10,6 +10,7 @@
 
 #include "swarmt/core/error.h"
 #include "swarmt/core/json.h"
+#include "swarmt/core/kill_point.h"
 #include "swarmt/core/sha256.h"
 
 namespace fs = std::filesystem;
@@ -92,6 +93,7 @@ void CheckpointWriter::add_file(const std::string& name, const void* data, size_
   out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
   out.close();
   SWARMT_CHECK_INPUT(out.good(), path, ": write failed");
+  kill_point("checkpoint.file_added");
 }
 
 std::string CheckpointWriter::commit() {
@@ -111,6 +113,7 @@ std::string CheckpointWriter::commit() {
   out << text;
   out.close();
   SWARMT_CHECK_INPUT(out.good(), (root / kCheckpointManifest).string(), ": write failed");
+  kill_point("checkpoint.manifest_written");
   directory_.commit();
   return directory_.target();
 }
