@@ -38,6 +38,7 @@ constexpr int kTrials = 20;
 // The content of step s: tensors filled with s (a 64 KiB optimizer state, so writes take a while).
 std::vector<float> model_values(int64_t step) { return std::vector<float>(256, static_cast<float>(step)); }
 std::vector<float> optimizer_values(int64_t step) { return std::vector<float>(16384, static_cast<float>(-step)); }
+std::string trainer_state(int64_t step) { return Json{{"step", step}}.dump(); }
 
 void write_checkpoint(const std::string& run_dir, int64_t step) {
   CheckpointWriter writer(run_dir, step);
@@ -46,7 +47,7 @@ void write_checkpoint(const std::string& run_dir, int64_t step) {
   write_safetensors(writer.path_for("model.safetensors"), {{"w", DType::F32, {16, 16}, model.data(), model.size() * 4}});
   write_safetensors(writer.path_for("optimizer.safetensors"),
                     {{"exp_avg", DType::F32, {128, 128}, optimizer.data(), optimizer.size() * 4}});
-  writer.add_file("trainer_state.json", Json{{"step", step}}.dump());
+  writer.add_file("trainer_state.json", trainer_state(step));
   writer.add_file("rng/cpu.bin", std::string(64, static_cast<char>(step % 251)));
   writer.commit();
 }
@@ -116,7 +117,7 @@ int64_t expect_run_directory_consistent(const std::string& run_dir, int64_t last
 
   // Complete and of its own step: the content is what that step wrote.
   const int64_t step = latest->step;
-  EXPECT_EQ(read_all(latest->path + "/trainer_state.json"), Json{{"step", step}}.dump());
+  EXPECT_EQ(read_all(latest->path + "/trainer_state.json"), trainer_state(step));
   const SafetensorsFile model = SafetensorsFile::open(latest->path + "/model.safetensors");
   const auto expected = model_values(step);
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(model.data(model.entry("w"))), model.entry("w").nbytes()),
@@ -180,6 +181,22 @@ TEST_F(CheckpointKill, the_directory_rename_is_the_commit_point) {
   EXPECT_TRUE(run.end.killed()) << run.end.describe();
   EXPECT_EQ(run.last_committed, -1) << "killed before it could report the commit";
   EXPECT_EQ(expect_run_directory_consistent(run_dir_, 0, "killed after the rename"), 1) << "the new state";
+}
+
+TEST_F(CheckpointKill, a_kill_while_pruning_leaves_no_half_deleted_checkpoint) {
+  write_checkpoint(run_dir_, 1);
+  write_checkpoint(run_dir_, 2);  // keeping the last 2, pruning removes step 0
+  const ChildExit end = testing::wait_child(testing::fork_child([&] { prune_checkpoints(run_dir_, kKeepLast); },
+                                                                {{kKillAtEnvironmentVariable, "1"}}));
+  EXPECT_TRUE(end.killed()) << end.describe();
+  std::vector<int64_t> steps;
+  for (const CheckpointStatus& c : list_checkpoints(run_dir_)) steps.push_back(c.step);
+  EXPECT_EQ(steps, (std::vector<int64_t>{1, 2})) << "the doomed checkpoint left the listing before its files went";
+  EXPECT_EQ(expect_run_directory_consistent(run_dir_, 2, "killed while pruning"), 2);
+
+  prune_checkpoints(run_dir_, kKeepLast);  // a later prune removes what the killed one left
+  for (const auto& entry : fs::directory_iterator(run_dir_))
+    EXPECT_NE(entry.path().filename().string().front(), '.') << "leftover not removed: " << entry.path();
 }
 
 TEST_F(CheckpointKill, latest_checkpoint_is_complete_after_kills_at_random_kill_points) {

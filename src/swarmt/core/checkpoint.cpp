@@ -222,7 +222,12 @@ std::vector<std::string> prune_checkpoints(const std::string& run_dir, int keep_
   int valid_seen = 0;
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
     if (valid_seen >= keep_last) {
-      fs::remove_all(it->path, ec);
+      // Renamed out of sight first: a process killed during the removal must not leave a half-deleted
+      // checkpoint under its final name. The hidden leftover is removed by a later prune.
+      const std::string doomed = sibling_temp_path(it->path, "old");
+      const bool hidden = ::rename(it->path.c_str(), doomed.c_str()) == 0;
+      kill_point("checkpoint.pruned_not_removed");
+      fs::remove_all(hidden ? doomed : it->path, ec);
       removed.push_back(it->path);
     } else if (it->valid) {
       ++valid_seen;
