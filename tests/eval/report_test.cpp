@@ -143,17 +143,6 @@ TEST(EvalReport, aggregates_round_trip_through_json) {
   EXPECT_DOUBLE_EQ(back.overall, 37.5);
 }
 
-TEST(EvalReport, atomic_write_replaces_the_file_and_leaves_no_temporary) {
-  TempDir dir;
-  write_file_atomically(dir.file("a.txt"), "one");
-  write_file_atomically(dir.file("a.txt"), "two");
-  EXPECT_EQ(read_text_file(dir.file("a.txt")), "two");
-  int files = 0;
-  for (const auto& e : std::filesystem::directory_iterator(dir.path())) files += e.is_regular_file();
-  EXPECT_EQ(files, 1);
-  EXPECT_THROW(write_file_atomically("/nonexistent/dir/a.txt", "x"), Error);
-}
-
 TEST(MarkdownTable, renders_aligned_escaped_cells) {
   MarkdownTable t({"variant", "4k"});
   t.add_row({"a|b", "100.00"});

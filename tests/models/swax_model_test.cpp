@@ -147,7 +147,7 @@ TEST(SwaxConfig, malformed_configs_name_the_field) {
   EXPECT_EQ(error_of([] { SwaxConfig::from_json(Json{{"layer_pattern", "MS"}, {"num_hidden_layers", 5}}, "c.json"); }),
             "c.json: field 'num_hidden_layers' (5) must be a multiple of the layer_pattern length (2)");
   EXPECT_EQ(error_of([] { create_model(Json{{"model_type", "mamba"}}, "c.json"); }),
-            "c.json: field 'model_type' 'mamba' is not supported (supported: swax)");
+            "c.json: field 'model_type' 'mamba' is not supported (supported: " + supported_model_types() + ")");
 }
 
 }  // namespace

@@ -10,23 +10,23 @@ namespace {
 
 // Two steps of AdamW on a 2x2 weight equal the update written out by hand.
 TEST(AdamW, update_matches_the_written_out_formula) {
-  auto w = at::tensor({{1.0, -2.0}, {0.5, 3.0}}, at::kDouble).requires_grad_(true);
+  auto w = at::tensor(std::vector<double>{1.0, -2.0, 0.5, 3.0}, at::kDouble).view({2, 2}).clone().requires_grad_(true);
   AdamWOptions o;
   o.beta1 = 0.9;
   o.beta2 = 0.99;
   o.eps = 1e-8;
   o.weight_decay = 0.1;
-  AdamW opt({{"layer.weight", w}}, o);
+  AdamW opt(std::vector<NamedParameter>{{"layer.weight", w}}, o);
   auto expected = w.detach().clone();
-  auto m = at::zeros_like(expected), v = at::zeros_like(expected);
+  at::Tensor m = at::zeros_like(expected), v = at::zeros_like(expected);
   const double lr = 0.01;
   for (int t = 1; t <= 2; ++t) {
-    auto g = at::tensor({{0.3 * t, -0.1}, {0.2, 0.05 * t}}, at::kDouble);
+    auto g = at::tensor(std::vector<double>{0.3 * t, -0.1, 0.2, 0.05 * t}, at::kDouble).view({2, 2});
     w.mutable_grad() = g.clone();
     opt.step(lr);
     m = 0.9 * m + 0.1 * g;
     v = 0.99 * v + 0.01 * g * g;
-    auto mhat = m / (1 - std::pow(0.9, t)), vhat = v / (1 - std::pow(0.99, t));
+    at::Tensor mhat = m / (1 - std::pow(0.9, t)), vhat = v / (1 - std::pow(0.99, t));
     expected = expected * (1 - lr * 0.1) - lr * mhat / (vhat.sqrt() + 1e-8);
     EXPECT_TENSORS_CLOSE(w.detach(), expected, 1e-14);
   }

@@ -1,5 +1,7 @@
 #include "swarmt/train/window_schedule.h"
 
+#include "swarmt/core/error.h"
+
 #include <gtest/gtest.h>
 
 namespace swarmt::train {

@@ -128,6 +128,7 @@ void register_bench(CLI::App& app, const GlobalOptions& globals, CommandList& co
   CLI::App* bench = app.add_subcommand("bench", "Benchmarks: kernels and models against the machine's GEMM rate");
   bench->require_subcommand(1);
   register_bench_gemm(*bench, globals, commands);
+  register_bench_kernels(*bench, globals, commands);
 }
 
 }  // namespace swarmt::cli

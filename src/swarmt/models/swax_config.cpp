@@ -79,9 +79,11 @@ SwaxConfig SwaxConfig::from_json(const Json& json, const std::string& source) {
   c.gdn_chunk_size = v.get_int_in("gdn_chunk_size", c.gdn_chunk_size, 1, 4096);
   c.gdn_norm_eps = v.get_number("gdn_norm_eps", c.gdn_norm_eps);
 
-  c.bos_token_id = v.get_int_in("bos_token_id", c.bos_token_id, -1, c.vocab_size - 1);
-  c.eos_token_id = v.get_int_in("eos_token_id", c.eos_token_id, -1, c.vocab_size - 1);
-  c.pad_token_id = v.get_int_in("pad_token_id", c.pad_token_id, -1, c.vocab_size - 1);
+  // The defaults are the byte tokenizer's special ids; a smaller vocabulary has none unless given.
+  auto default_id = [&](int64_t id) { return id < c.vocab_size ? id : int64_t{-1}; };
+  c.bos_token_id = v.get_int_in("bos_token_id", default_id(c.bos_token_id), -1, c.vocab_size - 1);
+  c.eos_token_id = v.get_int_in("eos_token_id", default_id(c.eos_token_id), -1, c.vocab_size - 1);
+  c.pad_token_id = v.get_int_in("pad_token_id", default_id(c.pad_token_id), -1, c.vocab_size - 1);
   c.torch_dtype = v.get_string("torch_dtype", c.torch_dtype);
   SWARMT_CHECK_INPUT(c.torch_dtype == "float32" || c.torch_dtype == "bfloat16" || c.torch_dtype == "float64",
                      v.describe("torch_dtype"), " must be float32, bfloat16 or float64 (got \"", c.torch_dtype, "\")");

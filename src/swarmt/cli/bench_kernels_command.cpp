@@ -1,0 +1,269 @@
+// `swarmt bench kernels`: the sequence-mixing kernels against sequence length, next to the machine's GEMM
+// rate measured in the same run.
+//
+//   swarmt bench kernels [--lengths 1k,4k,16k,64k] [--kernels swa,full,mlstm,gdn] [--max-full 16k] [--json FILE]
+//
+// Shapes (batch 1, fp32): attention H = 8, D = 64 (SWA window 128, block 64); mLSTM H = 4, Dqk = 128,
+// Dv = 256; Gated DeltaNet H = 4, Dk = Dv = 128; chunk 64. Per (kernel, N): forward and forward+backward
+// milliseconds (best of up to 5 runs after a warm-up, within about a second), GFLOP/s of forward+backward
+// counting only the FLOPs the algorithm needs (ops/flops.h, ops/recurrent_flops.h), and the peak memory
+// the case added to the process. Each case runs in its own child process (this executable, re-run with
+// --case), so peak RSS is the case's own and nothing freed by an earlier case is counted or hidden.
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "swarmt/cli/bench_command.h"
+#include "swarmt/core/error.h"
+#include "swarmt/core/json.h"
+#include "swarmt/core/markdown_table.h"
+#include "swarmt/core/memory_usage.h"
+#include "swarmt/ops/attention.h"
+#include "swarmt/ops/flops.h"
+#include "swarmt/ops/gated_delta.h"
+#include "swarmt/ops/gemm_rate.h"
+#include "swarmt/ops/mlstm.h"
+#include "swarmt/ops/recurrent_flops.h"
+
+namespace swarmt::cli {
+namespace {
+
+constexpr int64_t kAttentionHeads = 8, kAttentionDim = 64, kWindow = 128;
+constexpr int64_t kRecurrentHeads = 4, kMlstmQk = 128, kMlstmV = 256, kGdnDim = 128, kChunk = 64;
+
+struct KernelsOptions {
+  std::string lengths = "1k,4k,16k,64k";
+  std::string kernels = "swa,full,mlstm,gdn";
+  std::string max_full = "16k";
+  std::string json_out;
+  std::string one_case;  // internal: "kernel:n", run by the child process
+  double seconds = 1.0;
+};
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+int64_t parse_length(const std::string& item, const std::string& option) {
+  std::string digits = item;
+  int64_t scale = 1;
+  if (!digits.empty() && (digits.back() == 'k' || digits.back() == 'K')) {
+    scale = 1024;
+    digits.pop_back();
+  }
+  size_t used = 0;
+  long long v = -1;
+  try {
+    v = std::stoll(digits, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  SWARMT_CHECK_INPUT(!digits.empty() && used == digits.size() && v > 0 && v <= (1 << 22), option, ": '", item,
+                     "' is not a length in [1, 4M] (e.g. 4096 or 4k)");
+  return v * scale;
+}
+
+// Milliseconds of `f`: best of up to 5 runs after one warm-up, stopping once `seconds` have been spent.
+template <typename F>
+double time_ms(F&& f, double seconds) {
+  f();
+  double best = 1e300, spent = 0;
+  for (int run = 0; run < 5 && (run == 0 || spent < seconds); ++run) {
+    const auto start = std::chrono::steady_clock::now();
+    f();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    best = std::min(best, s);
+    spent += s;
+  }
+  return best * 1e3;
+}
+
+struct CaseResult {
+  double fwd_ms = 0, fwdbwd_ms = 0, flops_fwd = 0, flops_total = 0;
+};
+
+void clear_grads(std::initializer_list<at::Tensor*> tensors) {
+  for (at::Tensor* t : tensors) t->mutable_grad().reset();
+}
+
+CaseResult run_attention(int64_t n, int64_t window, double seconds) {
+  ops::AttentionOptions options;
+  options.window = window;
+  auto q = at::randn({1, kAttentionHeads, n, kAttentionDim}).requires_grad_(true);
+  auto k = at::randn({1, kAttentionHeads, n, kAttentionDim}).requires_grad_(true);
+  auto v = at::randn({1, kAttentionHeads, n, kAttentionDim}).requires_grad_(true);
+  auto upstream = at::randn({1, kAttentionHeads, n, kAttentionDim});
+  CaseResult r;
+  r.fwd_ms = time_ms([&] {
+    at::NoGradGuard no_grad;
+    ops::causal_attention(q, k, v, options);
+  }, seconds);
+  r.fwdbwd_ms = time_ms([&] {
+    ops::causal_attention(q, k, v, options).backward(upstream);
+    clear_grads({&q, &k, &v});
+  }, seconds);
+  r.flops_fwd = ops::attention_forward_flops(1, kAttentionHeads, n, n, kAttentionDim, window);
+  r.flops_total = r.flops_fwd + ops::attention_backward_flops(1, kAttentionHeads, n, n, kAttentionDim, window);
+  return r;
+}
+
+CaseResult run_mlstm(int64_t n, double seconds) {
+  ops::MLSTMOptions options;
+  options.chunk_size = kChunk;
+  auto q = at::randn({1, kRecurrentHeads, n, kMlstmQk}).requires_grad_(true);
+  auto k = at::randn({1, kRecurrentHeads, n, kMlstmQk}).requires_grad_(true);
+  auto v = at::randn({1, kRecurrentHeads, n, kMlstmV}).requires_grad_(true);
+  auto ig = at::randn({1, kRecurrentHeads, n}).requires_grad_(true);
+  auto fg = (at::randn({1, kRecurrentHeads, n}) + 3.0).requires_grad_(true);
+  auto upstream = at::randn({1, kRecurrentHeads, n, kMlstmV});
+  CaseResult r;
+  r.fwd_ms = time_ms([&] {
+    at::NoGradGuard no_grad;
+    ops::mlstm_chunkwise(q, k, v, ig, fg, std::nullopt, options);
+  }, seconds);
+  r.fwdbwd_ms = time_ms([&] {
+    ops::mlstm_chunkwise(q, k, v, ig, fg, std::nullopt, options).first.backward(upstream);
+    clear_grads({&q, &k, &v, &ig, &fg});
+  }, seconds);
+  const auto flops = ops::mlstm_chunkwise_flops(1, kRecurrentHeads, n, kMlstmQk, kMlstmV, kChunk);
+  r.flops_fwd = flops.forward;
+  r.flops_total = flops.total();
+  return r;
+}
+
+CaseResult run_gdn(int64_t n, double seconds) {
+  ops::GatedDeltaOptions options;
+  options.chunk_size = kChunk;
+  auto unit = [](const at::Tensor& x) { return x / at::sqrt((x * x).sum(-1, true) + 1e-6); };
+  auto q = unit(at::randn({1, kRecurrentHeads, n, kGdnDim})).requires_grad_(true);
+  auto k = unit(at::randn({1, kRecurrentHeads, n, kGdnDim})).requires_grad_(true);
+  auto v = at::randn({1, kRecurrentHeads, n, kGdnDim}).requires_grad_(true);
+  auto beta = at::sigmoid(at::randn({1, kRecurrentHeads, n})).requires_grad_(true);
+  auto g = (-at::softplus(at::randn({1, kRecurrentHeads, n})) * 0.1).requires_grad_(true);
+  auto upstream = at::randn({1, kRecurrentHeads, n, kGdnDim});
+  CaseResult r;
+  r.fwd_ms = time_ms([&] {
+    at::NoGradGuard no_grad;
+    ops::gated_delta_chunkwise(q, k, v, beta, g, std::nullopt, options);
+  }, seconds);
+  r.fwdbwd_ms = time_ms([&] {
+    ops::gated_delta_chunkwise(q, k, v, beta, g, std::nullopt, options).first.backward(upstream);
+    clear_grads({&q, &k, &v, &beta, &g});
+  }, seconds);
+  const auto flops = ops::gated_delta_chunkwise_flops(1, kRecurrentHeads, n, kGdnDim, kGdnDim, kChunk);
+  r.flops_fwd = flops.forward;
+  r.flops_total = flops.total();
+  return r;
+}
+
+// The child: one case, one JSON line on stdout.
+int run_one_case(const std::string& spec, double seconds) {
+  const auto colon = spec.find(':');
+  SWARMT_CHECK_INPUT(colon != std::string::npos, "--case: expected KERNEL:N, got '", spec, "'");
+  const std::string kernel = spec.substr(0, colon);
+  const int64_t n = parse_length(spec.substr(colon + 1), "--case");
+  const int64_t baseline = current_rss_bytes();
+  reset_peak_rss();
+  CaseResult r;
+  if (kernel == "swa") r = run_attention(n, kWindow, seconds);
+  else if (kernel == "full") r = run_attention(n, 0, seconds);
+  else if (kernel == "mlstm") r = run_mlstm(n, seconds);
+  else if (kernel == "gdn") r = run_gdn(n, seconds);
+  else throw_input_error("--kernels: unknown kernel '", kernel, "' (swa, full, mlstm, gdn)");
+  const double peak_mb = static_cast<double>(peak_rss_since_reset_bytes() - baseline) / (1024.0 * 1024.0);
+  Json out{{"kernel", kernel},
+           {"n", n},
+           {"window", kernel == "swa" ? kWindow : 0},
+           {"fwd_ms", r.fwd_ms},
+           {"fwdbwd_ms", r.fwdbwd_ms},
+           {"fwd_gflops", r.flops_fwd / (r.fwd_ms * 1e-3) / 1e9},
+           {"gflops", r.flops_total / (r.fwdbwd_ms * 1e-3) / 1e9},
+           {"peak_mb", peak_mb}};
+  std::cout << out.dump() << std::endl;
+  return 0;
+}
+
+// Runs `swarmt bench kernels --case K:N` and parses its one JSON line.
+Json run_child(const std::string& kernel, int64_t n, double seconds) {
+  const std::string command = "/proc/" + std::to_string(::getpid()) + "/exe -q bench kernels --case " + kernel + ":" +
+                              std::to_string(n) + " --seconds " + std::to_string(seconds);
+  FILE* pipe = ::popen(command.c_str(), "r");
+  SWARMT_CHECK(pipe != nullptr, "bench kernels: could not start a child process");
+  std::string output;
+  char buffer[4096];
+  while (size_t got = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, got);
+  const int status = ::pclose(pipe);
+  SWARMT_CHECK(status == 0, "bench kernels: the case ", kernel, ":", n, " failed (status ", status, ")");
+  const auto line_start = output.rfind('{');
+  SWARMT_CHECK(line_start != std::string::npos, "bench kernels: no result from case ", kernel, ":", n);
+  return Json::parse(output.substr(line_start));
+}
+
+int run_kernels(const KernelsOptions& o) {
+  SWARMT_CHECK_INPUT(o.seconds > 0 && o.seconds <= 600, "--seconds must be in (0, 600]");
+  if (!o.one_case.empty()) return run_one_case(o.one_case, o.seconds);
+  std::vector<int64_t> lengths;
+  for (const auto& item : split_commas(o.lengths)) lengths.push_back(parse_length(item, "--lengths"));
+  SWARMT_CHECK_INPUT(!lengths.empty(), "--lengths: no value given");
+  const auto kernels = split_commas(o.kernels);
+  for (const auto& k : kernels)
+    SWARMT_CHECK_INPUT(k == "swa" || k == "full" || k == "mlstm" || k == "gdn", "--kernels: unknown kernel '", k,
+                       "' (swa, full, mlstm, gdn)");
+  const int64_t max_full = parse_length(o.max_full, "--max-full");
+
+  const double gemm = measure_gemm_gflops(2048, 1.0);
+  std::cerr << "fp32 GEMM: " << format_fixed(gemm, 1) << " GFLOP/s (" << at::get_num_threads() << " threads)\n";
+  Json results = Json::array();
+  MarkdownTable table({"kernel", "N", "fwd ms", "fwd+bwd ms", "GFLOP/s", "% of GEMM", "peak MB"});
+  for (const auto& kernel : kernels) {
+    for (int64_t n : lengths) {
+      if (kernel == "full" && n > max_full) {
+        std::cerr << "skip full attention at N = " << n << " (quadratic; raise --max-full to run it)\n";
+        continue;
+      }
+      std::cerr << "running " << kernel << " N = " << n << " ..." << std::endl;
+      Json r = run_child(kernel, n, o.seconds);
+      results.push_back(r);
+      const double g = r["gflops"].get<double>();
+      table.add_row({kernel, std::to_string(n), format_fixed(r["fwd_ms"].get<double>(), 2),
+                     format_fixed(r["fwdbwd_ms"].get<double>(), 2), format_fixed(g, 1),
+                     format_fixed(100.0 * g / gemm, 1), format_fixed(r["peak_mb"].get<double>(), 1)});
+    }
+  }
+  std::cout << table.render();
+  if (!o.json_out.empty()) {
+    Json out{{"gemm_gflops", gemm}, {"threads", at::get_num_threads()}, {"results", results}};
+    std::ofstream f(o.json_out);
+    SWARMT_CHECK_INPUT(f.good(), o.json_out, ": cannot write");
+    f << out.dump(2) << "\n";
+    SWARMT_CHECK_INPUT(f.good(), o.json_out, ": write failed");
+    std::cerr << "wrote " << o.json_out << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+void register_bench_kernels(CLI::App& bench, const GlobalOptions& globals, CommandList& commands) {
+  auto o = std::make_shared<KernelsOptions>();
+  CLI::App* cmd = bench.add_subcommand("kernels", "SWA, full attention, mLSTM and GDN: time, GFLOP/s, memory vs N");
+  cmd->add_option("--lengths", o->lengths, "Sequence lengths")->capture_default_str();
+  cmd->add_option("--kernels", o->kernels, "Kernels to run")->capture_default_str();
+  cmd->add_option("--max-full", o->max_full, "Longest N for full (quadratic) attention")->capture_default_str();
+  cmd->add_option("--seconds", o->seconds, "Time budget per measurement")->capture_default_str();
+  cmd->add_option("--json", o->json_out, "Also write the results as JSON to this file");
+  cmd->add_option("--case", o->one_case, "(internal) run one KERNEL:N case and print it as JSON")->group("");
+  commands.push_back({cmd, [o]() { return run_kernels(*o); }});
+  (void)globals;
+}
+
+}  // namespace swarmt::cli

@@ -1,0 +1,136 @@
+// The SWAX workflow through the real binary: describe and initialise models, train, resume, generate,
+// evaluate, benchmark kernels; and the errors a user sees on bad input.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "swarmt/core/json.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+
+namespace swarmt {
+namespace {
+
+const char* kTinyModel = R"({"model_type": "swax", "hidden_size": 32, "layer_pattern": "MS", "num_hidden_layers": 2,
+  "num_attention_heads": 2, "head_dim": 16, "sliding_window": 32, "mlstm_num_heads": 2,
+  "mlstm_qk_head_dim": 8, "mlstm_v_head_dim": 16, "intermediate_size": 64})";
+
+std::string train_config(int64_t steps) {
+  Json c{{"model", Json::parse(kTinyModel)},
+         {"sequence_length", 512},
+         {"data", {{"train", {{"type", "synthetic"}, {"tasks", {{{"task", "passkey"}}}}}}}},
+         {"window_schedule", {{"type", "stochastic"}, {"short_window", 8}, {"long_window", 32}, {"p_short", 0.5}}},
+         {"training", {{"max_steps", steps}, {"batch_size", 2}, {"log_every", 1}, {"checkpoint_every", 2}}}};
+  return c.dump();
+}
+
+std::string configs_dir() { return std::string(SWARMT_TEST_DATA_DIR) + "/../../configs"; }
+
+TEST(ModelCli, describe_builds_the_7b_layout_one_block_at_a_time) {
+  auto r = testing::run_swarmt("model describe " + configs_dir() + "/swax-7b.json --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  const double n = j.at("total_parameters").get<double>();
+  EXPECT_GT(n, 6e9);
+  EXPECT_LT(n, 8e9);
+  EXPECT_EQ(j.at("blocks").at("M").at("count").get<int>(), 16);
+  EXPECT_EQ(j.at("blocks").at("S").at("count").get<int>(), 16);
+  auto table = testing::run_swarmt("model describe " + configs_dir() + "/swax-1.4b.json");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("mLSTM"), std::string::npos) << table.out;
+}
+
+TEST(ModelCli, init_writes_a_loadable_model_and_refuses_to_overwrite_it) {
+  testing::TempDir tmp;
+  testing::write_file(tmp.file("config.json"), kTinyModel);
+  auto r = testing::run_swarmt("model init " + tmp.file("config.json") + " --out " + tmp.file("m"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto info = testing::run_swarmt("info " + tmp.file("m"));
+  EXPECT_EQ(info.exit_code, 0) << info.err;
+  auto again = testing::run_swarmt("model init " + tmp.file("config.json") + " --out " + tmp.file("m"));
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_NE(again.err.find("--force"), std::string::npos) << again.err;
+}
+
+TEST(TrainCli, train_resume_generate_and_eval_a_tiny_swax_model) {
+  testing::TempDir tmp;
+  testing::write_file(tmp.file("run.json"), train_config(4));
+  auto r = testing::run_swarmt("-q train --config " + tmp.file("run.json") + " --out " + tmp.file("run") + " --max-steps 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(tmp.file("run/model.safetensors")));
+  // Extending the finished run continues from its last checkpoint.
+  auto more = testing::run_swarmt("-q train --config " + tmp.file("run.json") + " --out " + tmp.file("run") +
+                                  " --max-steps 4 --resume");
+  ASSERT_EQ(more.exit_code, 0) << more.err;
+  EXPECT_EQ(Json::parse(more.out).at("steps").get<int>(), 4);
+
+  auto gen = testing::run_swarmt("generate --model " + tmp.file("run") +
+                                 " --prompt 'The pass key is' -n 8 --ignore-eos --stats 2>&1 1>/dev/null | tail -n 1");
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const Json stats = Json::parse(gen.out);
+  EXPECT_EQ(stats.at("generated_tokens").get<int>(), 8) << gen.out;
+  EXPECT_EQ(stats.at("prompt_tokens").get<int>(), 16) << "bos + 15 bytes";
+
+  auto ev = testing::run_swarmt("-q eval passkey --model " + tmp.file("run") + " --lengths 512 --samples 2 --out " +
+                                tmp.file("eval"));
+  ASSERT_EQ(ev.exit_code, 0) << ev.err;
+  EXPECT_TRUE(fs::exists(tmp.file("eval/results.json")));
+  EXPECT_TRUE(fs::exists(tmp.file("eval/summary.md")));
+
+  auto niah = testing::run_swarmt("-q eval niah --model " + tmp.file("run") +
+                                  " --variants niah_single_1,niah_multikey_1 --lengths 1k --samples 1 --out " +
+                                  tmp.file("niah"));
+  ASSERT_EQ(niah.exit_code, 0) << niah.err;
+  std::ifstream results(tmp.file("niah/results.json"));
+  const Json j = Json::parse(results);
+  EXPECT_NE(j.dump().find("niah_multikey_1"), std::string::npos);
+  EXPECT_FALSE(fs::is_empty(tmp.file("niah")));
+}
+
+TEST(TrainCli, bad_inputs_exit_2_with_an_error_naming_the_problem) {
+  testing::TempDir tmp;
+  auto missing = testing::run_swarmt("train --config " + tmp.file("nope.json") + " --out " + tmp.file("run"));
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("nope.json"), std::string::npos) << missing.err;
+
+  testing::write_file(tmp.file("bad.json"), "{\"model\": {\"layer_pattern\": \"MS\"}, \"sequence_length\": 512,");
+  auto truncated = testing::run_swarmt("train --config " + tmp.file("bad.json") + " --out " + tmp.file("run"));
+  EXPECT_EQ(truncated.exit_code, 2);
+  EXPECT_NE(truncated.err.find("bad.json"), std::string::npos) << truncated.err;
+
+  Json c = Json::parse(train_config(2));
+  c["training"]["lr_schedule"] = {{"type", "triangle"}};
+  testing::write_file(tmp.file("sched.json"), c.dump());
+  auto sched = testing::run_swarmt("train --config " + tmp.file("sched.json") + " --out " + tmp.file("run"));
+  EXPECT_EQ(sched.exit_code, 2);
+  EXPECT_NE(sched.err.find("triangle"), std::string::npos) << sched.err;
+  EXPECT_FALSE(fs::exists(tmp.file("run/checkpoints"))) << "nothing is written for a rejected config";
+
+  auto no_model = testing::run_swarmt("generate --model " + tmp.file("nothing") + " --prompt x");
+  EXPECT_EQ(no_model.exit_code, 2);
+  EXPECT_NE(no_model.err.find("error:"), std::string::npos) << no_model.err;
+}
+
+TEST(BenchCli, kernels_json_has_one_object_per_kernel_and_length) {
+  testing::TempDir tmp;
+  auto r = testing::run_swarmt("-q bench kernels --lengths 128,256 --kernels swa,full,mlstm,gdn --seconds 0.01 --json " +
+                               tmp.file("k.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream f(tmp.file("k.json"));
+  const Json j = Json::parse(f);
+  EXPECT_GT(j.at("gemm_gflops").get<double>(), 0);
+  ASSERT_EQ(j.at("results").size(), 8u);
+  for (const auto& row : j.at("results")) {
+    for (const char* field : {"kernel", "n", "window", "fwd_ms", "fwdbwd_ms", "gflops", "peak_mb"})
+      EXPECT_TRUE(row.contains(field)) << field << " missing in " << row.dump();
+    EXPECT_GT(row.at("fwdbwd_ms").get<double>(), 0);
+  }
+  auto bad = testing::run_swarmt("bench kernels --kernels flash");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("flash"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace swarmt
