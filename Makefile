@@ -30,8 +30,10 @@ test: build fixtures
 demo: build
 	bash scripts/demo.sh $(BUILD_DIR)
 
+# Benchmarks (not tests): kernels against N, then training / generation speed and memory of tiny models.
 bench: build
 	$(BUILD_DIR)/swarmt bench kernels --json $(BUILD_DIR)/bench_kernels.json
+	bash scripts/bench_models.sh $(BUILD_DIR)
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -78,6 +78,7 @@ TEST(TrainCli, train_resume_generate_and_eval_a_tiny_swax_model) {
   ASSERT_EQ(ev.exit_code, 0) << ev.err;
   EXPECT_TRUE(fs::exists(tmp.file("eval/results.json")));
   EXPECT_TRUE(fs::exists(tmp.file("eval/summary.md")));
+  EXPECT_TRUE(fs::exists(tmp.file("eval/resources.md"))) << "memory and speed per length";
 
   auto niah = testing::run_swarmt("-q eval niah --model " + tmp.file("run") +
                                   " --variants niah_single_1,niah_multikey_1 --lengths 1k --samples 1 --out " +

@@ -9,6 +9,7 @@
 
 #include "swarmt/cli/cli_util.h"
 #include "swarmt/cli/eval_command.h"
+#include "swarmt/core/atomic_file.h"
 #include "swarmt/core/error.h"
 #include "swarmt/core/markdown_table.h"
 #include "swarmt/eval/niah.h"
@@ -103,6 +104,23 @@ void print_summary(const eval::EvalRun& run, const std::string& out) {
   std::cout << "\nreport written to " << out << "/summary.md" << std::endl;
 }
 
+// Memory and speed per context length: into results.json (metadata "resources"), a resources.md table
+// beside summary.md, and stdout. Peak RSS is per length (reset before each), so flat memory shows here.
+void report_resources(const std::vector<eval::LengthResources>& resources, eval::EvalRun& run) {
+  run.metadata["resources"] = eval::resources_to_json(resources);
+}
+
+void write_resources(const std::vector<eval::LengthResources>& resources, const std::string& out) {
+  MarkdownTable table({"context", "peak RSS (MB)", "state (MB)", "prefill tokens/s", "s/sample"});
+  for (const auto& r : resources)
+    table.add_row({eval::length_label(r.length), format_fixed(static_cast<double>(r.peak_rss_bytes) / 1048576.0, 1),
+                   format_fixed(static_cast<double>(r.state_bytes) / 1048576.0, 3), format_fixed(r.prefill_tokens_per_s, 0),
+                   format_fixed(r.seconds_per_sample, 2)});
+  const std::string text = "# Memory and speed by context length\n\n" + table.render();
+  write_file_atomically(out + "/resources.md", text);
+  std::cout << table.render();
+}
+
 struct NiahArgs : ModelArgs {
   std::string variants = "niah_single_1", lengths = "4096", depths, essay_dir;
   int64_t samples = 10, max_new_tokens = 0;
@@ -132,10 +150,13 @@ void register_eval_niah(CLI::App& group, const GlobalOptions& globals, CommandLi
                         r.essay_dir = o->essay_dir;
                         r.quiet = globals.quiet;
                         auto model = o->load();
-                        auto run = eval::run_niah(model, r);
+                        std::vector<eval::LengthResources> resources;
+                        auto run = eval::run_niah(model, r, &resources);
+                        report_resources(resources, run);
                         eval::ReportOptions report;
                         report.title = "RULER NIAH: " + o->model;
                         eval::write_eval_report(o->out, run, report);
+                        write_resources(resources, o->out);
                         print_summary(run, o->out);
                         return 0;
                       }});
@@ -163,10 +184,13 @@ void register_eval_passkey(CLI::App& group, const GlobalOptions& globals, Comman
                         r.seed = o->seed;
                         r.quiet = globals.quiet;
                         auto model = o->load();
-                        auto run = eval::run_passkey(model, r);
+                        std::vector<eval::LengthResources> resources;
+                        auto run = eval::run_passkey(model, r, &resources);
+                        report_resources(resources, run);
                         eval::ReportOptions report;
                         report.title = "Passkey retrieval: " + o->model;
                         eval::write_eval_report(o->out, run, report);
+                        write_resources(resources, o->out);
                         print_summary(run, o->out);
                         return 0;
                       }});

@@ -2,7 +2,7 @@
 //   swarmt model describe CONFIG.json|MODEL_DIR [--context N] [--json]
 //       parameters by block kind, memory of weights / training state / inference state, FLOPs per token;
 //       SWAX layouts of any size (the 7B one included) are described one block at a time.
-//   swarmt model init CONFIG.json --out DIR [--seed S]
+//   swarmt model init CONFIG.json --out DIR [--seed S] [--tokenizer byte|DIR|none]
 //       a freshly initialised model directory (config.json + model.safetensors), e.g. as a baseline.
 #include <filesystem>
 #include <iostream>
@@ -12,6 +12,7 @@
 #include "swarmt/core/error.h"
 #include "swarmt/core/json.h"
 #include "swarmt/core/markdown_table.h"
+#include "swarmt/data/source_factory.h"
 #include "swarmt/models/model_io.h"
 #include "swarmt/models/registry.h"
 #include "swarmt/models/swax_summary.h"
@@ -104,7 +105,7 @@ int run_describe(const DescribeOptions& o) {
 }
 
 struct InitOptions {
-  std::string config, out;
+  std::string config, out, tokenizer = "byte";
   uint64_t seed = 0;
   bool force = false;
 };
@@ -115,7 +116,15 @@ int run_init(const InitOptions& o) {
                      ": already holds a model (pass --force to replace it)");
   torch::manual_seed(o.seed);
   auto model = models::create_model(config, o.config);
-  models::save_model(*model, o.out);
+  models::ModelAssets assets;
+  if (o.tokenizer != "none") {
+    const auto tok = data::load_text_tokenizer(o.tokenizer);
+    SWARMT_CHECK_INPUT(tok.tokenizer.vocab_size() <= model->vocab_size(), "--tokenizer: ", o.tokenizer, " has ",
+                       tok.tokenizer.vocab_size(), " tokens but the model's vocab_size is ", model->vocab_size());
+    assets.tokenizer_json = tok.tokenizer_json;
+    assets.tokenizer_config_json = tok.tokenizer_config_json;
+  }
+  models::save_model(*model, o.out, assets);
   std::cout << o.out << ": " << model->model_type() << ", " << model->num_parameters() << " parameters\n";
   return 0;
 }
@@ -138,6 +147,7 @@ void register_model(CLI::App& app, const GlobalOptions& globals, CommandList& co
   init->add_option("config", i->config, "config.json of the model")->required();
   init->add_option("-o,--out", i->out, "Model directory to write")->required();
   init->add_option("--seed", i->seed, "Initialisation seed")->capture_default_str();
+  init->add_option("--tokenizer", i->tokenizer, "byte, a directory with tokenizer.json, or none")->capture_default_str();
   init->add_flag("--force", i->force, "Replace a model already in --out");
   commands.push_back({init, [i]() { return run_init(*i); }});
   (void)globals;
