@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "swarmt/cli/bench_command.h"
+#include "swarmt/cli/cli_util.h"
 #include "swarmt/core/error.h"
 #include "swarmt/core/json.h"
 #include "swarmt/core/markdown_table.h"
@@ -43,34 +44,8 @@ struct KernelsOptions {
   std::string json_out;
   std::string one_case;  // internal: "kernel:n", run by the child process
   double seconds = 1.0;
+  bool quiet = false;
 };
-
-std::vector<std::string> split_commas(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
-int64_t parse_length(const std::string& item, const std::string& option) {
-  std::string digits = item;
-  int64_t scale = 1;
-  if (!digits.empty() && (digits.back() == 'k' || digits.back() == 'K')) {
-    scale = 1024;
-    digits.pop_back();
-  }
-  size_t used = 0;
-  long long v = -1;
-  try {
-    v = std::stoll(digits, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  SWARMT_CHECK_INPUT(!digits.empty() && used == digits.size() && v > 0 && v <= (1 << 22), option, ": '", item,
-                     "' is not a length in [1, 4M] (e.g. 4096 or 4k)");
-  return v * scale;
-}
 
 // Milliseconds of `f`: best of up to 5 runs after one warm-up, stopping once `seconds` have been spent.
 template <typename F>
@@ -170,7 +145,7 @@ int run_one_case(const std::string& spec, double seconds) {
   const auto colon = spec.find(':');
   SWARMT_CHECK_INPUT(colon != std::string::npos, "--case: expected KERNEL:N, got '", spec, "'");
   const std::string kernel = spec.substr(0, colon);
-  const int64_t n = parse_length(spec.substr(colon + 1), "--case");
+  const int64_t n = parse_lengths(spec.substr(colon + 1), "--case").at(0);
   const int64_t baseline = current_rss_bytes();
   reset_peak_rss();
   CaseResult r;
@@ -211,26 +186,24 @@ Json run_child(const std::string& kernel, int64_t n, double seconds) {
 int run_kernels(const KernelsOptions& o) {
   SWARMT_CHECK_INPUT(o.seconds > 0 && o.seconds <= 600, "--seconds must be in (0, 600]");
   if (!o.one_case.empty()) return run_one_case(o.one_case, o.seconds);
-  std::vector<int64_t> lengths;
-  for (const auto& item : split_commas(o.lengths)) lengths.push_back(parse_length(item, "--lengths"));
-  SWARMT_CHECK_INPUT(!lengths.empty(), "--lengths: no value given");
-  const auto kernels = split_commas(o.kernels);
+  const std::vector<int64_t> lengths = parse_lengths(o.lengths, "--lengths");
+  const auto kernels = split_list(o.kernels);
   for (const auto& k : kernels)
     SWARMT_CHECK_INPUT(k == "swa" || k == "full" || k == "mlstm" || k == "gdn", "--kernels: unknown kernel '", k,
                        "' (swa, full, mlstm, gdn)");
-  const int64_t max_full = parse_length(o.max_full, "--max-full");
+  const int64_t max_full = parse_lengths(o.max_full, "--max-full").at(0);
 
   const double gemm = measure_gemm_gflops(2048, 1.0);
-  std::cerr << "fp32 GEMM: " << format_fixed(gemm, 1) << " GFLOP/s (" << at::get_num_threads() << " threads)\n";
+  if (!o.quiet) std::cerr << "fp32 GEMM: " << format_fixed(gemm, 1) << " GFLOP/s (" << at::get_num_threads() << " threads)\n";
   Json results = Json::array();
   MarkdownTable table({"kernel", "N", "fwd ms", "fwd+bwd ms", "GFLOP/s", "% of GEMM", "peak MB"});
   for (const auto& kernel : kernels) {
     for (int64_t n : lengths) {
       if (kernel == "full" && n > max_full) {
-        std::cerr << "skip full attention at N = " << n << " (quadratic; raise --max-full to run it)\n";
+        if (!o.quiet) std::cerr << "skip full attention at N = " << n << " (quadratic; raise --max-full to run it)\n";
         continue;
       }
-      std::cerr << "running " << kernel << " N = " << n << " ..." << std::endl;
+      if (!o.quiet) std::cerr << "running " << kernel << " N = " << n << " ..." << std::endl;
       Json r = run_child(kernel, n, o.seconds);
       results.push_back(r);
       const double g = r["gflops"].get<double>();
@@ -246,7 +219,7 @@ int run_kernels(const KernelsOptions& o) {
     SWARMT_CHECK_INPUT(f.good(), o.json_out, ": cannot write");
     f << out.dump(2) << "\n";
     SWARMT_CHECK_INPUT(f.good(), o.json_out, ": write failed");
-    std::cerr << "wrote " << o.json_out << "\n";
+    if (!o.quiet) std::cerr << "wrote " << o.json_out << "\n";
   }
   return 0;
 }
@@ -262,8 +235,10 @@ void register_bench_kernels(CLI::App& bench, const GlobalOptions& globals, Comma
   cmd->add_option("--seconds", o->seconds, "Time budget per measurement")->capture_default_str();
   cmd->add_option("--json", o->json_out, "Also write the results as JSON to this file");
   cmd->add_option("--case", o->one_case, "(internal) run one KERNEL:N case and print it as JSON")->group("");
-  commands.push_back({cmd, [o]() { return run_kernels(*o); }});
-  (void)globals;
+  commands.push_back({cmd, [o, &globals]() {
+                        o->quiet = globals.quiet;
+                        return run_kernels(*o);
+                      }});
 }
 
 }  // namespace swarmt::cli

@@ -15,5 +15,9 @@ at::Device parse_device(const std::string& text);
 std::optional<at::ScalarType> parse_dtype(const std::string& text);
 // "1,2,3" or "[1, 2, 3]" -> ids; BadInput naming `option` on anything else.
 std::vector<int64_t> parse_id_list(const std::string& text, const std::string& option);
+// "a, b,c" -> {"a", "b", "c"} (items trimmed of spaces, empty items dropped).
+std::vector<std::string> split_list(const std::string& text);
+// "4096,8k,128k" -> lengths (k = 1024); BadInput naming `option` on anything else or an empty list.
+std::vector<int64_t> parse_lengths(const std::string& text, const std::string& option);
 
 }  // namespace swarmt::cli

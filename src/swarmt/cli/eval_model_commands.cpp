@@ -21,42 +21,6 @@
 namespace swarmt::cli {
 namespace {
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    auto b = item.find_first_not_of(' '), e = item.find_last_not_of(' ');
-    if (b != std::string::npos) out.push_back(item.substr(b, e - b + 1));
-  }
-  return out;
-}
-
-// "4096,8k,128k" -> lengths; k = 1024.
-std::vector<int64_t> parse_lengths(const std::string& text, const std::string& option) {
-  std::vector<int64_t> out;
-  for (const auto& item : split_list(text)) {
-    std::string digits = item;
-    int64_t scale = 1;
-    if (!digits.empty() && (digits.back() == 'k' || digits.back() == 'K')) {
-      scale = 1024;
-      digits.pop_back();
-    }
-    size_t used = 0;
-    long long v = -1;
-    try {
-      v = std::stoll(digits, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    SWARMT_CHECK_INPUT(used == digits.size() && !digits.empty() && v > 0, option, ": '", item,
-                       "' is not a positive length (e.g. 4096 or 4k)");
-    out.push_back(v * scale);
-  }
-  SWARMT_CHECK_INPUT(!out.empty(), option, ": no value given");
-  return out;
-}
-
 std::vector<double> parse_numbers(const std::string& text, const std::string& option) {
   std::vector<double> out;
   for (const auto& item : split_list(text)) {
