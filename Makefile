@@ -4,7 +4,7 @@ BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all setup configure build test demo bench fixtures clean
+.PHONY: all setup configure build test demo bench fixtures clean test-sanitize fuzz
 
 all: build
 
@@ -35,3 +35,18 @@ bench: build
 
 clean:
 	rm -rf $(BUILD_DIR)
+
+# The whole test suite under AddressSanitizer + UndefinedBehaviorSanitizer, built with clang in its own
+# directory (docs/reliability.md). Tests that run the CLI run the sanitized one from the same directory.
+SANITIZE_DIR ?= build-sanitize
+test-sanitize: setup fixtures
+	@test -f $(SANITIZE_DIR)/build.ninja || cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release \
+	  -DCMAKE_CXX_COMPILER=clang++ -DSWARMT_SANITIZE=ON -DSWARMT_BUILD_BENCH=OFF $(CMAKE_ARGS)
+	cmake --build $(SANITIZE_DIR) -j $(JOBS) --target swarmt swarmt_tests
+	cd $(SANITIZE_DIR) && SWARMT_FIXTURES_DIR=$(abspath $(BUILD_DIR))/fixtures \
+	  ctest -j $(JOBS) --output-on-failure --timeout 1800
+
+# libFuzzer harnesses (fuzz/), FUZZ_SECONDS each (default 600); FUZZ_TARGETS="json_view ..." picks some.
+FUZZ_DIR ?= build-fuzz
+fuzz: setup
+	bash scripts/fuzz.sh $(FUZZ_DIR)

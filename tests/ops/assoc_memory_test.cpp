@@ -135,15 +135,20 @@ TEST(AssocMemory, gamma_is_detached) {
 }
 
 TEST(AssocMemory, write_is_differentiable_wrt_keys_values_beta_and_state) {
-  AssocMemoryState state = assoc_memory_zero_state(1, 1, 12, 3, at::kDouble, at::kCPU);
-  state = assoc_write(state, dpfp(at::randn({1, 1, 2, 2}, f64())), at::randn({1, 1, 2, 3}, f64()),
+  // d = 4 and fixed seeds: DPFP features of tiny inputs are sparse, and the read must overlap the write.
+  at::manual_seed(3);
+  AssocMemoryState state = assoc_memory_zero_state(1, 1, 24, 3, at::kDouble, at::kCPU);
+  state = assoc_write(state, dpfp(at::randn({1, 1, 2, 4}, f64())), at::randn({1, 1, 2, 3}, f64()),
                       at::full({1, 1, 2, 1}, 0.5, f64()));
   state.A.requires_grad_();
-  at::Tensor k = dpfp(at::randn({1, 1, 2, 2}, f64())).requires_grad_();
-  at::Tensor v = at::randn({1, 1, 2, 3}, f64()).requires_grad_();
-  at::Tensor beta = at::full({1, 1, 2, 1}, 0.5, f64()).requires_grad_();
+  at::Tensor raw_keys = at::randn({1, 1, 3, 4}, f64());
+  at::Tensor k = dpfp(raw_keys).requires_grad_();
+  at::Tensor v = at::randn({1, 1, 3, 3}, f64()).requires_grad_();
+  at::Tensor beta = at::full({1, 1, 3, 1}, 0.5, f64()).requires_grad_();
   AssocMemoryState next = assoc_write(state, k, v, beta);
-  assoc_read(next, dpfp(at::randn({1, 1, 3, 2}, f64()))).sum().backward();
+  // The first query repeats the first key, so the read sees what was just written.
+  at::Tensor q = dpfp(at::cat({raw_keys.narrow(2, 0, 1), at::randn({1, 1, 2, 4}, f64())}, 2));
+  (assoc_read(next, q) * at::randn({1, 1, 3, 3}, f64())).sum().backward();
   for (const at::Tensor& t : {state.A, k, v, beta}) {
     ASSERT_TRUE(t.grad().defined());
     EXPECT_GT(t.grad().abs().sum().item<double>(), 0.0);

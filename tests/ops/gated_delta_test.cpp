@@ -167,6 +167,20 @@ TEST(GatedDeltaKernel, backward_with_resets_equals_autograd_through_recurrent_re
   }
 }
 
+TEST(GatedDeltaKernel, backward_through_the_final_state_alone_equals_autograd) {
+  GatedDeltaInputs in = random_gated_delta_inputs(1, 2, 11, 4, 3, 236);
+  auto grads = [&](bool chunkwise) {
+    at::Tensor k = in.k.clone().requires_grad_(), v = in.v.clone().requires_grad_();
+    at::Tensor beta = in.beta.clone().requires_grad_(), g = in.g.clone().requires_grad_();
+    auto [o, s] = chunkwise ? gated_delta_chunkwise(in.q, k, v, beta, g, std::nullopt, with_chunk(4))
+                            : gated_delta_recurrent_reference(in.q, k, v, beta, g, std::nullopt, 0.0);
+    s.S.pow(2).sum().backward();
+    return std::vector<at::Tensor>{k.grad(), v.grad(), beta.grad(), g.grad()};
+  };
+  std::vector<at::Tensor> ref = grads(false), got = grads(true);
+  for (size_t i = 0; i < ref.size(); ++i) EXPECT_TENSORS_CLOSE(got[i], ref[i], 1e-9);
+}
+
 TEST(GatedDeltaKernel, backward_matches_finite_differences_on_a_tiny_case) {
   GatedDeltaInputs in = random_gated_delta_inputs(1, 1, 6, 3, 2, 240);
   GatedDeltaState initial = random_state(1, 1, 3, 2, 241);

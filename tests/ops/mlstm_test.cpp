@@ -228,6 +228,26 @@ TEST(MLSTMKernel, backward_with_resets_equals_autograd_through_recurrent_referen
   }
 }
 
+TEST(MLSTMKernel, backward_through_the_final_state_alone_equals_autograd) {
+  // Only the state is used (as when a segment's state feeds the next segment): h gets no gradient.
+  MLSTMInputs in = random_mlstm_inputs(1, 2, 11, 4, 3, 39);
+  auto grads = [&](bool chunkwise) {
+    at::Tensor q = in.q.clone().requires_grad_(), k = in.k.clone().requires_grad_();
+    at::Tensor ig = in.igate.clone().requires_grad_(), fg = in.fgate.clone().requires_grad_();
+    MLSTMOptions options;
+    options.chunk_size = 4;
+    auto [h, s] = chunkwise ? mlstm_chunkwise(q, k, in.v, ig, fg, std::nullopt, options)
+                            : mlstm_recurrent_reference(q, k, in.v, ig, fg, std::nullopt, options.eps);
+    at::Tensor scale = at::exp(s.m);
+    ((s.C * scale.unsqueeze(-1).unsqueeze(-1)).sum() + (s.n * scale.unsqueeze(-1)).pow(2).sum()).backward();
+    // q never reaches the state: autograd leaves its gradient undefined, the kernel returns zeros.
+    at::Tensor dq = q.grad().defined() ? q.grad() : at::zeros_like(q);
+    return std::vector<at::Tensor>{dq, k.grad(), ig.grad(), fg.grad()};
+  };
+  std::vector<at::Tensor> ref = grads(false), got = grads(true);
+  for (size_t i = 0; i < ref.size(); ++i) EXPECT_TENSORS_CLOSE(got[i], ref[i], 1e-9);
+}
+
 TEST(MLSTMKernel, backward_with_default_eps_is_close_to_autograd) {
   // With eps > 0 the stabiliser enters h through eps·e^m only; the kernel (like the xLSTM kernels) gives
   // m no gradient, so the gradients agree to about eps·e^m relative.

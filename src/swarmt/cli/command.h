@@ -34,5 +34,6 @@ void register_generate(CLI::App& app, const GlobalOptions& globals, CommandList&
 void register_forward(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
 void register_bench(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
 void register_eval(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
+void register_tokenize(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
 
 }  // namespace swarmt::cli

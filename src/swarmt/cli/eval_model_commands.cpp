@@ -1,6 +1,6 @@
 // `swarmt eval niah | passkey | mqar | ppl`: evaluations of a model directory, each writing
 // results.json, summary.md and SVG plots into --out.
-//   swarmt eval niah --model DIR --variants niah_single_1,niah_multikey_1 --lengths 1024,4096 \
+//   swarmt eval niah --model DIR --variants niah_single_1,niah_multikey_1 --lengths 1024,4096
 //                    --samples 10 [--depths 0,50,100] --out DIR
 #include <iostream>
 #include <cmath>

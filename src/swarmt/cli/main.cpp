@@ -8,6 +8,7 @@
 #include "swarmt/cli/command.h"
 #include "swarmt/core/blas_check.h"
 #include "swarmt/core/error.h"
+#include "swarmt/core/malloc_tuning.h"
 #include "swarmt/core/threads.h"
 
 namespace {
@@ -38,6 +39,7 @@ int run_guarded(const std::function<int()>& run) {
 
 int main(int argc, char** argv) {
   swarmt::ensure_best_blas_kernels(argc, argv);  // may restart the process once (see blas_check.h)
+  swarmt::tune_malloc_for_tensors();
 
   CLI::App app{"swarmt " SWARMT_VERSION
                ": long-context language models that remember beyond their attention window\n"
@@ -57,6 +59,7 @@ int main(int argc, char** argv) {
   swarmt::cli::register_forward(app, globals, commands);
   swarmt::cli::register_bench(app, globals, commands);
   swarmt::cli::register_eval(app, globals, commands);
+  swarmt::cli::register_tokenize(app, globals, commands);
 
   try {
     app.parse(argc, argv);

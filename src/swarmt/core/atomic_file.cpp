@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "swarmt/core/error.h"
+#include "swarmt/core/kill_point.h"
 
 namespace fs = std::filesystem;
 
@@ -88,6 +89,7 @@ void AtomicFileWriter::write(const void* data, size_t size) {
     p += n;
     size -= static_cast<size_t>(n);
     bytes_written_ += static_cast<uint64_t>(n);
+    kill_point("atomic_file.partly_written");
   }
 }
 
@@ -97,9 +99,11 @@ void AtomicFileWriter::commit() {
   int rc = ::close(fd_);
   fd_ = -1;
   SWARMT_CHECK_INPUT(rc == 0, target_, ": close failed (", errno_text(), ")");
+  kill_point("atomic_file.written_not_renamed");
   SWARMT_CHECK_INPUT(::rename(temp_path_.c_str(), target_.c_str()) == 0, target_, ": cannot rename ",
                      temp_path_, " into place (", errno_text(), ")");
   committed_ = true;
+  kill_point("atomic_file.renamed_not_synced");
   fsync_path(parent_of(target_));
 }
 
@@ -131,6 +135,7 @@ AtomicDirectory::~AtomicDirectory() {
 void AtomicDirectory::commit() {
   SWARMT_CHECK(!committed_, "AtomicDirectory::commit called twice");
   fsync_tree(temp_path_);
+  kill_point("atomic_directory.synced_not_renamed");
   const std::string parent = parent_of(target_);
   std::error_code ec;
   const bool replacing = fs::exists(fs::symlink_status(target_, ec));
@@ -139,6 +144,7 @@ void AtomicDirectory::commit() {
     old_path = sibling_temp_path(target_, "old");
     SWARMT_CHECK_INPUT(::rename(target_.c_str(), old_path.c_str()) == 0, target_,
                        ": cannot move the existing version aside (", errno_text(), ")");
+    kill_point("atomic_directory.old_moved_aside");
   }
   if (::rename(temp_path_.c_str(), target_.c_str()) != 0) {
     std::string why = errno_text();
@@ -146,6 +152,7 @@ void AtomicDirectory::commit() {
     throw_input_error(target_, ": cannot rename ", temp_path_, " into place (", why, ")");
   }
   committed_ = true;
+  kill_point("atomic_directory.renamed_not_synced");
   fsync_path(parent);
   if (replacing) remove_quietly(old_path);
 }

@@ -10,6 +10,7 @@
 
 #include "swarmt/core/error.h"
 #include "swarmt/core/json.h"
+#include "swarmt/core/kill_point.h"
 #include "swarmt/core/sha256.h"
 
 namespace fs = std::filesystem;
@@ -92,6 +93,7 @@ void CheckpointWriter::add_file(const std::string& name, const void* data, size_
   out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
   out.close();
   SWARMT_CHECK_INPUT(out.good(), path, ": write failed");
+  kill_point("checkpoint.file_added");
 }
 
 std::string CheckpointWriter::commit() {
@@ -111,6 +113,7 @@ std::string CheckpointWriter::commit() {
   out << text;
   out.close();
   SWARMT_CHECK_INPUT(out.good(), (root / kCheckpointManifest).string(), ": write failed");
+  kill_point("checkpoint.manifest_written");
   directory_.commit();
   return directory_.target();
 }
@@ -219,7 +222,12 @@ std::vector<std::string> prune_checkpoints(const std::string& run_dir, int keep_
   int valid_seen = 0;
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
     if (valid_seen >= keep_last) {
-      fs::remove_all(it->path, ec);
+      // Renamed out of sight first: a process killed during the removal must not leave a half-deleted
+      // checkpoint under its final name. The hidden leftover is removed by a later prune.
+      const std::string doomed = sibling_temp_path(it->path, "old");
+      const bool hidden = ::rename(it->path.c_str(), doomed.c_str()) == 0;
+      kill_point("checkpoint.pruned_not_removed");
+      fs::remove_all(hidden ? doomed : it->path, ec);
       removed.push_back(it->path);
     } else if (it->valid) {
       ++valid_seen;

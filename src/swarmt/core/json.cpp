@@ -1,5 +1,6 @@
 #include "swarmt/core/json.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -18,11 +19,49 @@ std::string read_text_file(const std::string& path) {
   return ss.str();
 }
 
+namespace {
+
+// Documents nested deeper than this are rejected. nlohmann parses any depth, but copying, comparing and
+// printing a document recurse once per level: 100k nested brackets (a 200 KB file) overflow the stack.
+// Real configs and tokenizer.json files nest fewer than 10 levels.
+constexpr size_t kMaxJsonNesting = 512;
+
+// Deepest nesting of objects and arrays in JSON text; brackets inside strings do not count. Exact for
+// every text nlohmann accepts (its strings end at the first quote not escaped by a backslash).
+size_t json_nesting_depth(const std::string& text) {
+  size_t depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+}  // namespace
+
 Json parse_json(const std::string& text, const std::string& source) {
+  const size_t depth = json_nesting_depth(text);
+  SWARMT_CHECK_INPUT(depth <= kMaxJsonNesting, source, ": JSON nested ", depth, " levels deep (the limit is ",
+                     kMaxJsonNesting, ")");
   try {
     return Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    // nlohmann's message starts with "[json.exception.parse_error.101] parse error at line 1, ...".
+  } catch (const Json::exception& e) {
+    // Syntax errors are parse_error, numbers beyond double range ("1e999") out_of_range. nlohmann's
+    // message starts with "[json.exception.parse_error.101] parse error at line 1, ...".
     std::string msg = e.what();
     auto pos = msg.find("] ");
     if (pos != std::string::npos) msg = msg.substr(pos + 2);
@@ -64,13 +103,15 @@ const Json& JsonView::raw(const std::string& key) const { return field(key); }
 
 int64_t JsonView::get_int(const std::string& key) const {
   const Json& v = field(key);
-  if (v.is_number_integer()) return v.get<int64_t>();
+  // Unsigned first: nlohmann's is_number_integer() is also true for unsigned values, and get<int64_t>()
+  // would wrap 18446744073709551615 to -1.
   if (v.is_number_unsigned()) {
     auto u = v.get<uint64_t>();
     SWARMT_CHECK_INPUT(u <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()), describe(key),
                        " is too large (got ", u, ")");
     return static_cast<int64_t>(u);
   }
+  if (v.is_number_integer()) return v.get<int64_t>();
   if (v.is_number_float()) {
     double d = v.get<double>();
     // Accept 2048.0 but not 2048.5: some writers emit integral floats.
@@ -130,8 +171,11 @@ std::vector<int64_t> JsonView::get_int_list(const std::string& key) const {
   SWARMT_CHECK_INPUT(v.is_array(), describe(key), " must be a list of integers (got ", json_preview(v), ")");
   std::vector<int64_t> out;
   for (size_t i = 0; i < v.size(); ++i) {
-    SWARMT_CHECK_INPUT(v[i].is_number_integer() || v[i].is_number_unsigned(), describe(key), "[", i,
-                       "] must be an integer (got ", json_preview(v[i]), ")");
+    SWARMT_CHECK_INPUT(v[i].is_number_integer(), describe(key), "[", i, "] must be an integer (got ",
+                       json_preview(v[i]), ")");
+    SWARMT_CHECK_INPUT(!v[i].is_number_unsigned() ||
+                           v[i].get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()),
+                       describe(key), "[", i, "] is too large (got ", json_preview(v[i]), ")");
     out.push_back(v[i].get<int64_t>());
   }
   return out;

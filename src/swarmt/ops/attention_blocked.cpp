@@ -1,7 +1,7 @@
 // Blocked causal / sliding-window attention: forward and backward kernels (see attention_blocked.h).
 //
 // Per query block, with s = softcap(scale · q kᵀ) + bias (bias 0 where the key is visible, −inf else):
-//   forward    m = max_j s_ij,  l = Σ_j exp(s_ij − m),  o = (Σ_j exp(s_ij − m) v_j) / l,  lse = m + log l
+//   forward    P = softmax(s),  o = P V,  lse = m + log Σ_j exp(s_ij − m) = m − log P_i,argmax  (m = max_j s_ij)
 //   backward   P = exp(s − lse),  dS = P ⊙ (dO Vᵀ − rowsum(dO ⊙ O)),  dQ = scale·dS K,
 //              dK += scale·dSᵀ Q,  dV += Pᵀ dO
 // A block sees its whole key band at once, so the softmax needs no online rescaling across key tiles: the

@@ -8,8 +8,13 @@
 //
 // Blocks. Query block [qs, qs + b) (key indices qs + past ... qs + past + b - 1) reaches keys
 // [max(0, qs + past - window + 1), qs + past + b): at most b + window - 1 of them (window 0: all earlier
-// keys). Scratch per block is (B·Hkv, b·rep, keys of the band), so fwd + bwd memory is
-// O(N·D + block·(block + window)) per head and never N×N.
+// keys). Scratch per block is (heads, b·rep, keys of the band), reused from block to block, so fwd + bwd
+// memory is O(N·D + block·(block + window)) per head and never N×N.
+//
+// Threads (CPU). The B·Hkv rows are independent: each worker takes a range of them and runs all blocks
+// with single-threaded ops, so a call costs one fork/join rather than one per small op (on 2 shared
+// cores the per-op barriers cost more than the arithmetic). The forward splits query blocks instead when
+// there are fewer rows than threads.
 #pragma once
 
 #include <ATen/ATen.h>

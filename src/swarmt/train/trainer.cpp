@@ -256,7 +256,8 @@ TrainResult Trainer::run(bool resume) {
       Json line{{"step", done},      {"loss", loss},         {"lr", lr},
                 {"grad_norm", grad_norm}, {"tokens", tokens_seen}, {"tokens_per_s", window_tokens / std::max(1e-9, window_seconds)},
                 {"skipped", !finite}};
-      for (auto& [k, val] : plan.to_json().items()) line[k] = val;
+      const Json plan_json = plan.to_json();
+      for (auto it = plan_json.begin(); it != plan_json.end(); ++it) line[it.key()] = it.value();
       metrics << line.dump() << "\n";
       metrics.flush();
       window_tokens = window_seconds = 0;
