@@ -67,6 +67,8 @@ TEST(Jsonl, malformed_lines_are_rejected_with_file_and_line) {
     testing::write_file(path, "{\"text\": \"fine\"}\n" + c.line + "\n");
     const std::string message = error_of([&] { read_texts(path); });
     EXPECT_EQ(message.rfind(path + ":2: " + c.expected, 0), 0u) << "line: " << c.line.substr(0, 60) << "\nmessage: " << message;
+    // The message goes to a terminal: it must be UTF-8 even when the line is not.
+    EXPECT_EQ(invalid_utf8_offset(message), std::string::npos) << message;
   }
 }
 

@@ -198,6 +198,10 @@ TEST(DataPrepare, bad_options_and_missing_inputs_are_clear_errors) {
   o.validation_fraction = 0;
   o.format = "csv";
   EXPECT_EQ(error_of([&] { prepare_token_files(o, tok); }), "--format must be txt, jsonl or auto (got 'csv')");
+  o.format = "auto";
+  o.out_prefix = dir.file("no-such-dir/out");
+  EXPECT_EQ(error_of([&] { prepare_token_files(o, tok); }),
+            "--out " + dir.file("no-such-dir/out") + ": directory " + dir.file("no-such-dir") + " does not exist");
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()) || !std::filesystem::exists(dir.file("out.json")));
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "swarmt/core/error.h"
+#include "swarmt/tokenizer/utf8.h"
 
 namespace swarmt::data {
 
@@ -60,6 +61,8 @@ Json parse_jsonl_object(const std::string& line, const std::string& where) {
     std::string msg = e.what();
     auto pos = msg.find("] ");
     if (pos != std::string::npos) msg = msg.substr(pos + 2);
+    // The message quotes the bytes last read, which need not be UTF-8 (often the reason for the error).
+    msg = tokenizer::utf8_lossy(msg);
     throw_input_error(where, ": not valid JSON: ", msg);
   }
   SWARMT_CHECK_INPUT(value.is_object(), where, ": each line must be a JSON object, this one is ", type_name(value));

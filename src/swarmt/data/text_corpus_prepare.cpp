@@ -47,6 +47,9 @@ PrepareSummary prepare_token_files(const PrepareOptions& options, const TextToke
     formats.push_back(resolve_document_format(path, options.format));
     SWARMT_CHECK_INPUT(std::filesystem::is_regular_file(path), path, ": no such file");
   }
+  const auto out_dir = std::filesystem::path(options.out_prefix).parent_path();
+  SWARMT_CHECK_INPUT(out_dir.empty() || std::filesystem::is_directory(out_dir), "--out ", options.out_prefix,
+                     ": directory ", out_dir.string(), " does not exist");
 
   const Json info = {{"spec", options.tokenizer_spec},
                      {"vocab_size", tokenizer.tokenizer.vocab_size()},
