@@ -93,15 +93,16 @@ LongContextExample TypePredictionTask::generate(const ExampleRequest& request) c
     std::string own_text;
     for (const File* f : own) own_text += f->rendered;
 
-    // Candidates whose type names are builtins or appear before the masked type.
+    // Candidates whose type names are builtins or appear in the project's other files. A name known only
+    // from the target file itself (its import line, a class defined above) does not count: the answer
+    // must depend on files stacked earlier, which is what tests memory over the long context.
     std::vector<const PythonAnnotation*> grounded, with_project_type;
     for (const auto& a : target.candidates) {
-      const std::string before = target.text.substr(0, a.type_begin);
       bool ok = true, project_type = false;
       for (const auto& id : type_identifiers(a.type)) {
         if (is_builtin_type_name(id)) continue;
         project_type = true;
-        ok = ok && (mentions_identifier(own_text, id) || mentions_identifier(before, id));
+        ok = ok && mentions_identifier(own_text, id);
       }
       if (!ok) continue;
       grounded.push_back(&a);
@@ -168,11 +169,11 @@ LongContextExample TypePredictionTask::generate(const ExampleRequest& request) c
     while (!fits_with_one_line() && first_own < own.size()) ++first_own;
     if (!fits_with_one_line()) continue;  // the target file alone is too long: another target
     if (first_own > 0) {  // files were dropped: the type must still be grounded in what is left
-      std::string kept, before = target.text.substr(0, chosen.type_begin);
+      std::string kept;
       for (size_t f = first_own; f < own.size(); ++f) kept += own[f]->rendered;
       bool ok = true;
       for (const auto& id : type_identifiers(chosen.type))
-        ok = ok && (is_builtin_type_name(id) || mentions_identifier(kept, id) || mentions_identifier(before, id));
+        ok = ok && (is_builtin_type_name(id) || mentions_identifier(kept, id));
       if (!ok) continue;
     }
 

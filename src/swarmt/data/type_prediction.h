@@ -12,8 +12,9 @@
 // the front when they alone exceed the length.
 //
 // Candidates are annotations found by the line-based scanner (type_prediction_annotations.h) inside a
-// function, whose type names are all builtins/typing names or appear earlier in the project's files or
-// the target file (so the answer can be known from the context). Candidates with a project type
+// function, whose type names are all builtins/typing names or appear in the project's other files, which
+// come before the target (so the answer can be known from the context, but only by remembering those
+// files; a name seen only in the target file itself does not count). Candidates with a project type
 // (a name that is not a builtin) are preferred; builtin-only ones are used when a file has no other.
 #pragma once
 
