@@ -200,7 +200,7 @@ TEST(SynthDataset, written_file_reads_back_and_is_identical_for_the_same_seed) {
   testing::TempDir dir;
   const auto tok = load_text_tokenizer("byte");
   const auto counter = make_qa_length_counter(tok.tokenizer, tok.ids);
-  for (const std::string task_name : long_context_task_names()) {
+  for (const std::string& task_name : long_context_task_names()) {
     SCOPED_TRACE(task_name);
     SynthOptions o;
     o.task = task_name;
