@@ -188,8 +188,11 @@ TEST(TypePrediction, masked_target_file_comes_last_and_its_type_is_defined_earli
                                                                                e.question.find('`') - 1);
     EXPECT_EQ(e.context.substr(mask - name.size() - 2, name.size() + 2), name + ": ");
     // Every project type name of the answer appears before the target file.
-    for (const auto& id : type_identifiers(e.answer))
-      if (!is_builtin_type_name(id)) EXPECT_NE(e.context.substr(0, target_header).find(id), std::string::npos) << id;
+    for (const auto& id : type_identifiers(e.answer)) {
+      if (!is_builtin_type_name(id)) {
+        EXPECT_NE(e.context.substr(0, target_header).find(id), std::string::npos) << id;
+      }
+    }
   }
 }
 
