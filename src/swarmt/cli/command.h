@@ -29,6 +29,7 @@ using CommandList = std::vector<Command>;
 // One per file in cli/. Keep this list in the order `swarmt --help` shows them.
 void register_info(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
 void register_train(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
+void register_data(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
 void register_generate(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
 void register_forward(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
 void register_bench(CLI::App& app, const GlobalOptions& globals, CommandList& commands);

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "swarmt/core/error.h"
+#include "swarmt/data/long_context_dataset_source.h"
 #include "swarmt/data/token_file_source.h"
 #include "swarmt/tokenizer/byte_tokenizer.h"
 #include "swarmt/tokenizer/tokenizer_config.h"
@@ -52,7 +53,8 @@ std::shared_ptr<const DataSource> make_data_source(const JsonView& v, const Text
     return std::make_shared<TokenFileSource>(file, sequence_length, static_cast<uint64_t>(v.get_int("seed", seed)));
   }
   if (type == "synthetic") return std::make_shared<SyntheticSource>(v, tokenizer.tokenizer, tokenizer.ids, sequence_length, seed);
-  throw_input_error(v.describe("type"), " '", type, "' is not a data source type (tokens, synthetic)");
+  if (type == "jsonl_qa") return LongContextSource::from_config(v, tokenizer.tokenizer, tokenizer.ids, sequence_length, seed);
+  throw_input_error(v.describe("type"), " '", type, "' is not a data source type (tokens, synthetic, jsonl_qa)");
 }
 
 }  // namespace swarmt::data

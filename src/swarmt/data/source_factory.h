@@ -1,6 +1,7 @@
 // Data sources from their JSON description (the "train" / "validation" objects of a training config):
 //   {"type": "tokens", "path": "data/train.json"}            a token file (see token_file.h)
 //   {"type": "synthetic", "tasks": [...], ...}               generated on the fly (synthetic_source.h)
+//   {"type": "jsonl_qa", "path": "data/long_qa.jsonl"}       `swarmt data synth` output (long_context_dataset_source.h)
 #pragma once
 
 #include <memory>

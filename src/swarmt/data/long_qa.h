@@ -1,0 +1,42 @@
+// long_qa: long-document question answering, our analogue of GovReport-long (specs/armt.md §7).
+//
+// A long document is built by concatenating passages of a prose corpus (the built-in essay text, or a
+// directory of .txt files). One fact sentence of a template, about a named organisation, is inserted
+// into the passage at the example's depth; `distractors` facts of the same template about other
+// organisations (and, for templates with a year, sometimes the same organisation in another year) are
+// inserted at random depths. The question asks for the value of the one fact:
+//
+//   "The budget of the Harbor Office was 4,512 thousand dollars in 1987."
+//   Question: What was the budget of the Harbor Office in 1987?      Answer: 4,512 thousand dollars
+//
+// Templates: budget, staff, director, headquarters city, founding year. Entities are "<Noun> <Kind>"
+// ("Harbor Office", "Lantern Council") from our word lists; people and cities come from short lists of
+// our own. Background sentences that mention any entity or value of the example are left out, values
+// never contain one another, so the answer occurs in the context exactly once (checked; an example that
+// fails the check is redrawn).
+#pragma once
+
+#include <memory>
+
+#include "swarmt/data/long_context_dataset.h"
+#include "swarmt/data/text_corpus.h"
+
+namespace swarmt::data {
+
+struct LongQaOptions {
+  int64_t distractors = 4;  // facts of the same template about other entities
+};
+
+class LongQaTask : public LongContextTask {
+ public:
+  LongQaTask(std::shared_ptr<const ProseCorpus> corpus, LongQaOptions options, QaLengthCounter counter);
+  std::string name() const override { return "long_qa"; }
+  LongContextExample generate(const ExampleRequest& request) const override;
+
+ private:
+  std::shared_ptr<const ProseCorpus> corpus_;
+  LongQaOptions options_;
+  QaLengthCounter counter_;
+};
+
+}  // namespace swarmt::data
