@@ -125,6 +125,19 @@ TEST(Trainer, tiny_run_ends_far_below_the_unigram_baseline) {
   EXPECT_TRUE(std::filesystem::exists(tmp.file("config.json")));
 }
 
+// bf16 autocast runs the whole stack, the custom kernels included (they compute outside autocast), and
+// starts from the same loss as fp32 up to bf16 rounding.
+TEST(Trainer, bf16_autocast_trains_with_finite_losses_close_to_fp32) {
+  testing::TempDir tmp;
+  Json config = tiny_run_config(3);
+  const auto fp32 = train_losses(config, tmp.file("fp32"), false);
+  config["training"]["bf16"] = true;
+  const auto bf16 = train_losses(config, tmp.file("bf16"), false);
+  ASSERT_EQ(bf16.size(), 3u);
+  for (double loss : bf16) EXPECT_TRUE(std::isfinite(loss));
+  EXPECT_NEAR(bf16[0], fp32[0], 0.02 * fp32[0]);
+}
+
 std::string setup_error(const Json& config) {
   try {
     make_lm_training(config, "run.json", at::kCPU);

@@ -48,8 +48,9 @@ std::string best_openblas_coretype(const CpuFeatures& cpu);
 // True if `corename` (as returned by openblas_get_corename, any case) is weaker than `wanted`.
 bool openblas_core_is_weaker(const std::string& corename, const std::string& wanted);
 
-// Called first thing in main(). May replace the process (execv) once; never returns an error. Set
-// SWARMT_NO_BLAS_SWITCH=1 to disable. Prints a one-line warning to stderr if the BLAS in use is the slow
+// Called first thing in main(). May replace the process (execv) once, also to make OpenMP workers wait
+// passively (OMP_WAIT_POLICY=PASSIVE unless the user set a policy); never returns an error. Set
+// SWARMT_NO_BLAS_SWITCH=1 to disable both. Prints a one-line warning to stderr if the BLAS in use is the slow
 // reference implementation.
 void ensure_best_blas_kernels(int argc, char** argv);
 

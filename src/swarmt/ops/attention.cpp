@@ -7,6 +7,7 @@
 
 #include "swarmt/core/error.h"
 #include "swarmt/ops/attention_blocked.h"
+#include "swarmt/ops/no_autocast.h"
 
 namespace swarmt::ops {
 namespace {
@@ -20,6 +21,7 @@ struct BlockedAttentionFunction : public torch::autograd::Function<BlockedAttent
   // doc_ids travels as an optional: an undefined tensor cannot be an input of an autograd node.
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                             const c10::optional<at::Tensor>& doc_ids, const AttentionOptions& options) {
+    NoAutocast no_autocast;
     const at::Tensor documents = doc_ids.has_value() ? *doc_ids : at::Tensor();
     auto result = detail::blocked_attention_forward(q, k, v, documents, options);
     if (documents.defined())
@@ -34,6 +36,7 @@ struct BlockedAttentionFunction : public torch::autograd::Function<BlockedAttent
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    NoAutocast no_autocast;
     const auto saved = ctx->get_saved_variables();
     const auto& grad_out = grad_outputs[0];
     if (!grad_out.defined()) return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};

@@ -20,6 +20,7 @@
 
 #include "swarmt/core/error.h"
 #include "swarmt/ops/gated_delta.h"
+#include "swarmt/ops/no_autocast.h"
 #include "swarmt/ops/recurrent_chunking.h"
 
 namespace swarmt::ops {
@@ -92,6 +93,7 @@ struct GatedDeltaFunction : public torch::autograd::Function<GatedDeltaFunction>
   static variable_list forward(AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                const at::Tensor& beta, const at::Tensor& g, const at::Tensor& initial,
                                const at::Tensor& resets, int64_t chunk, double scale) {
+    NoAutocast no_autocast;
     const int64_t batch = q.size(0), heads = q.size(1), length = q.size(2);
     const int64_t k_dim = q.size(3), v_dim = v.size(3), chunks = length / chunk, bh = batch * heads;
     ResetMasks masks = detail::make_reset_masks(detail::resets_or_none(resets), chunk);
@@ -132,6 +134,7 @@ struct GatedDeltaFunction : public torch::autograd::Function<GatedDeltaFunction>
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    NoAutocast no_autocast;
     variable_list saved = ctx->get_saved_variables();
     const at::Tensor &q = saved[0], &k = saved[1], &v = saved[2], &beta = saved[3], &g = saved[4];
     const at::Tensor &resets = saved[5], &prev_states = saved[6];

@@ -22,6 +22,7 @@
 
 #include "swarmt/core/error.h"
 #include "swarmt/ops/mlstm.h"
+#include "swarmt/ops/no_autocast.h"
 #include "swarmt/ops/recurrent_chunking.h"
 
 namespace swarmt::ops {
@@ -123,6 +124,7 @@ struct MLSTMNumeratorFunction : public torch::autograd::Function<MLSTMNumeratorF
   static variable_list forward(AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                const at::Tensor& igate, const at::Tensor& fgate, const at::Tensor& C0,
                                const at::Tensor& n0, const at::Tensor& m0, const at::Tensor& resets, int64_t chunk) {
+    NoAutocast no_autocast;
     const int64_t batch = q.size(0), heads = q.size(1), length = q.size(2), qk_dim = q.size(3);
     const int64_t v_dim = v.size(3), chunks = length / chunk;
     const double scale = 1.0 / std::sqrt(static_cast<double>(qk_dim));
@@ -178,6 +180,7 @@ struct MLSTMNumeratorFunction : public torch::autograd::Function<MLSTMNumeratorF
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    NoAutocast no_autocast;
     variable_list saved = ctx->get_saved_variables();
     const at::Tensor &q = saved[0], &k = saved[1], &v = saved[2], &igate = saved[3], &fgate = saved[4];
     const at::Tensor &resets = saved[5], &states = saved[6], &m = saved[7], &m_comb_flat = saved[8];
