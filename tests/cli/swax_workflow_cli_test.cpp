@@ -90,6 +90,26 @@ TEST(TrainCli, train_resume_generate_and_eval_a_tiny_swax_model) {
   EXPECT_FALSE(fs::is_empty(tmp.file("niah")));
 }
 
+// Text files -> token files -> a training run on them, validation on the held-out documents.
+TEST(TrainCli, trains_on_token_files_made_by_data_prepare) {
+  testing::TempDir tmp;
+  std::string jsonl;
+  for (int i = 0; i < 200; ++i)
+    jsonl += Json{{"text", "Document " + std::to_string(i) + ": the cat sat on the mat, and the dog ran after it."}}.dump() + "\n";
+  testing::write_file(tmp.file("docs.jsonl"), jsonl);
+  auto prep = testing::run_swarmt("-q data prepare --tokenizer byte --input " + tmp.file("docs.jsonl") + " --out " +
+                                  tmp.file("corpus") + " --validation-fraction 0.1 --add-eos");
+  ASSERT_EQ(prep.exit_code, 0) << prep.err;
+  Json c = Json::parse(train_config(3));
+  c["sequence_length"] = 128;
+  c["data"] = {{"train", {{"type", "tokens"}, {"path", tmp.file("corpus.json")}}},
+               {"validation", {{"type", "tokens"}, {"path", tmp.file("corpus-validation.json")}}}};
+  testing::write_file(tmp.file("run.json"), c.dump());
+  auto r = testing::run_swarmt("-q train --config " + tmp.file("run.json") + " --out " + tmp.file("run"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GT(Json::parse(r.out).at("final_val_loss").get<double>(), 0);
+}
+
 TEST(TrainCli, bad_inputs_exit_2_with_an_error_naming_the_problem) {
   testing::TempDir tmp;
   auto missing = testing::run_swarmt("train --config " + tmp.file("nope.json") + " --out " + tmp.file("run"));
