@@ -1,12 +1,29 @@
 #include "swarmt/models/hf_config.h"
 
+#include <cmath>
+
 #include "swarmt/core/error.h"
 
 namespace swarmt::models {
 
 namespace {
 constexpr int64_t kMaxDim = int64_t{1} << 24;
+
+// A RoPE base θ (rope_theta and friends): θ_i = θ^(-2i/D) needs θ > 1. Checked here so that the error
+// names the field rather than surfacing from the RoPE tables.
+double read_rope_base(const JsonView& v, const std::string& key, double fallback) {
+  const double base = v.get_number(key, fallback);
+  SWARMT_CHECK_INPUT(std::isfinite(base) && base > 1.0, v.describe(key), " must be a number > 1 (got ", base, ")");
+  return base;
 }
+
+double read_norm_eps(const JsonView& v, const std::string& key, double fallback) {
+  const double eps = v.get_number(key, fallback);
+  SWARMT_CHECK_INPUT(std::isfinite(eps) && eps >= 0.0, v.describe(key), " must be a number >= 0 (got ", eps, ")");
+  return eps;
+}
+
+}  // namespace
 
 ops::RopeScaling parse_rope_scaling(const JsonView& parent, const std::string& key) {
   ops::RopeScaling s;
@@ -53,8 +70,8 @@ LlamaConfig LlamaConfig::from_json(const Json& json, const std::string& source) 
   c.head_dim = v.get_int_in("head_dim", c.hidden_size / c.num_attention_heads, 2, 65536);
   SWARMT_CHECK_INPUT(c.head_dim % 2 == 0, v.describe("head_dim"), " must be even");
   c.hidden_act = v.get_string("hidden_act", c.hidden_act);
-  c.rms_norm_eps = v.get_number("rms_norm_eps", c.rms_norm_eps);
-  c.rope_theta = v.get_number("rope_theta", c.rope_theta);
+  c.rms_norm_eps = read_norm_eps(v, "rms_norm_eps", c.rms_norm_eps);
+  c.rope_theta = read_rope_base(v, "rope_theta", c.rope_theta);
   c.rope_scaling = parse_rope_scaling(v, "rope_scaling");
   c.tie_word_embeddings = v.get_bool("tie_word_embeddings", false);
   c.attention_bias = v.get_bool("attention_bias", false);
@@ -83,7 +100,7 @@ Gemma3Config Gemma3Config::from_json(const Json& json, const std::string& source
                      " must divide num_attention_heads");
   c.head_dim = v.get_int_in("head_dim", c.head_dim, 2, 65536);
   c.hidden_activation = v.get_string("hidden_activation", v.get_string("hidden_act", c.hidden_activation));
-  c.rms_norm_eps = v.get_number("rms_norm_eps", c.rms_norm_eps);
+  c.rms_norm_eps = read_norm_eps(v, "rms_norm_eps", c.rms_norm_eps);
   c.query_pre_attn_scalar = v.get_number("query_pre_attn_scalar", static_cast<double>(c.head_dim));
   SWARMT_CHECK_INPUT(c.query_pre_attn_scalar > 0, v.describe("query_pre_attn_scalar"), " must be positive");
   c.sliding_window = v.get_int_in("sliding_window", c.sliding_window, 1, int64_t{1} << 40);
@@ -108,17 +125,18 @@ Gemma3Config Gemma3Config::from_json(const Json& json, const std::string& source
   }
 
   // RoPE bases: rope_parameters (new) or rope_theta / rope_local_base_freq / rope_scaling (old).
-  c.rope_theta_global = v.get_number("rope_theta", c.rope_theta_global);
-  c.rope_theta_local = v.get_number("rope_local_base_freq", c.rope_theta_local);
+  c.rope_theta_global = read_rope_base(v, "rope_theta", c.rope_theta_global);
+  c.rope_theta_local = read_rope_base(v, "rope_local_base_freq", c.rope_theta_local);
   c.rope_scaling = parse_rope_scaling(v, "rope_scaling");
   if (v.has("rope_parameters")) {
     JsonView rp = v.object("rope_parameters");
     if (rp.has("full_attention")) {
       JsonView full = rp.object("full_attention");
-      c.rope_theta_global = full.get_number("rope_theta", c.rope_theta_global);
+      c.rope_theta_global = read_rope_base(full, "rope_theta", c.rope_theta_global);
       c.rope_scaling = parse_rope_scaling(rp, "full_attention");
     }
-    if (rp.has("sliding_attention")) c.rope_theta_local = rp.object("sliding_attention").get_number("rope_theta", c.rope_theta_local);
+    if (rp.has("sliding_attention"))
+      c.rope_theta_local = read_rope_base(rp.object("sliding_attention"), "rope_theta", c.rope_theta_local);
   }
   c.eos_token_ids = parse_token_id_list(v, "eos_token_id");
   if (c.eos_token_ids.empty()) c.eos_token_ids = parse_token_id_list(root, "eos_token_id");

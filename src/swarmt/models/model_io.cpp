@@ -29,6 +29,28 @@ std::string dtype_name(at::ScalarType type) {
   }
 }
 
+namespace {
+
+// The dtype a model runs in unless the caller asks for another. SWAX: the config's torch_dtype (its own
+// format). Hugging Face models: the dtype the weights are stored in (config.json's torch_dtype, or "dtype"
+// in newer transformers, only describes it and may be absent or stale).
+at::ScalarType default_dtype(const CausalLM& model, const Json& config, const std::string& config_path,
+                             const TensorStore& store) {
+  JsonView v(config, config_path);
+  if (model.model_type() != "swax") {
+    const std::string embedding = "model.embed_tokens.weight";
+    if (store.has(embedding)) {
+      const at::ScalarType stored = store.get(embedding).scalar_type();
+      if (at::isFloatingType(stored)) return stored;
+    }
+    if (!v.has("torch_dtype") && v.has("dtype"))
+      return dtype_from_name(v.get_string("dtype"), config_path + ": field 'dtype'");
+  }
+  return dtype_from_name(v.get_string("torch_dtype", "float32"), config_path + ": field 'torch_dtype'");
+}
+
+}  // namespace
+
 std::shared_ptr<CausalLM> load_model(const std::string& dir, const LoadOptions& options) {
   SWARMT_CHECK_INPUT(fs::is_directory(dir), dir, ": not a model directory");
   const std::string config_path = dir + "/config.json";
@@ -36,8 +58,7 @@ std::shared_ptr<CausalLM> load_model(const std::string& dir, const LoadOptions& 
   Json config = read_json_file(config_path);
   auto model = create_model(config, config_path);
   TensorStore store = TensorStore::open(dir);
-  std::string stored_dtype = JsonView(config, config_path).get_string("torch_dtype", "float32");
-  at::ScalarType dtype = options.dtype ? *options.dtype : dtype_from_name(stored_dtype, config_path + ": field 'torch_dtype'");
+  at::ScalarType dtype = options.dtype ? *options.dtype : default_dtype(*model, config, config_path, store);
   model->to(dtype);
   model->load_checkpoint_tensors([&](const std::string& name) { return store.has(name) ? store.get(name) : at::Tensor(); },
                                  store.path());
