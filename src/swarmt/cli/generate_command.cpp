@@ -76,6 +76,7 @@ int run_generate(const GenerateOptions& o) {
   g.sampling.top_p = o.top_p;
   g.sampling.seed = o.seed;
   g.stop_ids = stop_ids;
+  g.vocab_limit = tok.vocab_size();
 
   tokenizer::StreamDecoder decoder(tok, /*skip_special_tokens=*/true);
   std::string text;

@@ -18,8 +18,11 @@ GenerateResult generate(TokenStream& stream, const std::vector<int64_t>& prompt,
   auto t1 = std::chrono::steady_clock::now();
   result.prefill_seconds = std::chrono::duration<double>(t1 - t0).count();
   result.stop_reason = "length";
+  auto limited = [&](const at::Tensor& l) {
+    return options.vocab_limit > 0 && l.size(-1) > options.vocab_limit ? l.narrow(-1, 0, options.vocab_limit) : l;
+  };
   for (int64_t i = 0; i < options.max_new_tokens; ++i) {
-    int64_t id = sampler.sample(logits);
+    int64_t id = sampler.sample(limited(logits));
     if (std::find(options.stop_ids.begin(), options.stop_ids.end(), id) != options.stop_ids.end()) {
       result.stop_reason = "stop_id";
       break;

@@ -16,6 +16,10 @@ struct GenerateOptions {
   int64_t max_new_tokens = 128;
   SamplingOptions sampling;
   std::vector<int64_t> stop_ids;  // e.g. EOS ids
+  // > 0: only ids below it are sampled. Checkpoints often pad the embedding past the tokenizer's
+  // vocabulary (to a multiple of 64 or 128); those rows have no text, and a random or barely trained
+  // model would otherwise sample them and the decoder could not print them.
+  int64_t vocab_limit = 0;
 };
 
 struct GenerateResult {

@@ -1,0 +1,36 @@
+#include "swarmt/infer/generate.h"
+
+#include <gtest/gtest.h>
+
+namespace swarmt::infer {
+namespace {
+
+// A stream whose logits always favour the last id (a padding row past the tokenizer's vocabulary).
+class PaddedVocabularyStream : public TokenStream {
+ public:
+  at::Tensor feed(const at::Tensor& tokens) override {
+    position_ += tokens.numel();
+    auto logits = at::zeros({8});
+    logits[7] = 10.0;  // padding row
+    logits[3] = 5.0;   // best real token
+    return logits;
+  }
+  int64_t state_bytes() const override { return 0; }
+  int64_t position() const override { return position_; }
+
+ private:
+  int64_t position_ = 0;
+};
+
+TEST(Generate, ids_past_the_vocabulary_limit_are_never_sampled) {
+  GenerateOptions options;
+  options.max_new_tokens = 3;
+  PaddedVocabularyStream unrestricted;
+  EXPECT_EQ(generate(unrestricted, {1, 2}, options).tokens, (std::vector<int64_t>{7, 7, 7}));
+  options.vocab_limit = 6;
+  PaddedVocabularyStream limited;
+  EXPECT_EQ(generate(limited, {1, 2}, options).tokens, (std::vector<int64_t>{3, 3, 3}));
+}
+
+}  // namespace
+}  // namespace swarmt::infer
