@@ -5,20 +5,13 @@
 #include "swarmt/core/error.h"
 #include "swarmt/data/long_context_dataset.h"
 #include "swarmt/data/text_corpus.h"
+#include "bad_input.h"
 #include "test_util.h"
 
 namespace swarmt::data {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::BadInput) << e.what();
-    return e.what();
-  }
-  return "(no error)";
-}
+std::string error_of(const std::function<void()>& f) { return testing::bad_input_message(f); }
 
 // Reads every record of a JSONL file through the document stream (field "text").
 std::vector<std::string> read_texts(const std::string& path) {

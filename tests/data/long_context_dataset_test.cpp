@@ -8,20 +8,13 @@
 #include "swarmt/data/long_context_dataset_source.h"
 #include "swarmt/data/long_context_dataset_synth.h"
 #include "swarmt/data/source_factory.h"
+#include "bad_input.h"
 #include "test_util.h"
 
 namespace swarmt::data {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::BadInput) << e.what();
-    return e.what();
-  }
-  return "(no error)";
-}
+std::string error_of(const std::function<void()>& f) { return testing::bad_input_message(f); }
 
 TEST(LengthBuckets, specs_parse_into_named_ranges) {
   auto b = parse_length_buckets("in:2048-8k,long:16k,ood:64K", "--buckets");

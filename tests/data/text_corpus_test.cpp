@@ -8,20 +8,13 @@
 #include "swarmt/core/error.h"
 #include "swarmt/data/text_corpus_prepare.h"
 #include "swarmt/data/token_file.h"
+#include "bad_input.h"
 #include "test_util.h"
 
 namespace swarmt::data {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::BadInput) << e.what();
-    return e.what();
-  }
-  return "(no error)";
-}
+std::string error_of(const std::function<void()>& f) { return testing::bad_input_message(f); }
 
 std::vector<Document> all_documents(DocumentStream& stream) {
   std::vector<Document> docs;
