@@ -12,7 +12,7 @@ namespace swarmt::data {
 namespace {
 
 // bAbI's cast and places, extended so that stories of up to 8 moves never repeat a place.
-const std::vector<std::string>& people() {
+const std::vector<std::string>& story_people() {
   static const std::vector<std::string> kPeople = {"Mary",  "John",  "Daniel", "Sandra", "Emma", "Oliver",
                                                     "Lucas", "Sophia", "Bill",  "Fred",   "Julie", "Jeff"};
   return kPeople;
@@ -73,8 +73,8 @@ LongContextExample FactsInNoiseTask::generate(const ExampleRequest& request) con
     const size_t num_moves = two_facts ? num_facts - 1 : num_facts;
 
     std::vector<std::string> cast;
-    for (int64_t i : rng.sample_without_replacement(static_cast<int64_t>(people().size()), rng.uniform_int(2, 4)))
-      cast.push_back(people()[static_cast<size_t>(i)]);
+    for (int64_t i : rng.sample_without_replacement(static_cast<int64_t>(story_people().size()), rng.uniform_int(2, 4)))
+      cast.push_back(story_people()[static_cast<size_t>(i)]);
     std::vector<std::string> story_places;
     for (int64_t i : rng.sample_without_replacement(static_cast<int64_t>(places().size()), static_cast<int64_t>(num_moves)))
       story_places.push_back(places()[static_cast<size_t>(i)]);

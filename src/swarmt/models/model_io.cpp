@@ -5,6 +5,7 @@
 #include "swarmt/core/atomic_file.h"
 #include "swarmt/core/error.h"
 #include "swarmt/core/safetensors_torch.h"
+#include "swarmt/models/armt_io.h"
 #include "swarmt/models/registry.h"
 
 namespace fs = std::filesystem;
@@ -53,6 +54,7 @@ at::ScalarType default_dtype(const CausalLM& model, const Json& config, const st
 
 std::shared_ptr<CausalLM> load_model(const std::string& dir, const LoadOptions& options) {
   SWARMT_CHECK_INPUT(fs::is_directory(dir), dir, ": not a model directory");
+  if (is_armt_adapter_dir(dir)) return load_armt_adapter(dir, options);
   const std::string config_path = dir + "/config.json";
   SWARMT_CHECK_INPUT(fs::exists(config_path), dir, ": no config.json (not a model directory?)");
   Json config = read_json_file(config_path);

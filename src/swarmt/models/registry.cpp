@@ -1,13 +1,14 @@
 #include "swarmt/models/registry.h"
 
 #include "swarmt/core/error.h"
+#include "swarmt/models/armt_model.h"
 #include "swarmt/models/gemma3.h"
 #include "swarmt/models/llama.h"
 #include "swarmt/models/swax_model.h"
 
 namespace swarmt::models {
 
-std::string supported_model_types() { return "swax, llama, gemma3_text (Gemma3ForCausalLM)"; }
+std::string supported_model_types() { return "swax, llama, gemma3_text (Gemma3ForCausalLM), armt (a wrapper with base_config)"; }
 
 namespace {
 
@@ -35,6 +36,14 @@ std::shared_ptr<CausalLM> create_model(const Json& config, const std::string& so
   if (type == "swax") return std::make_shared<SwaxForCausalLM>(SwaxConfig::from_json(config, source));
   if (type == "llama") return std::make_shared<LlamaForCausalLM>(LlamaConfig::from_json(config, source));
   if (type == "gemma3_text" || type == "gemma3") return std::make_shared<Gemma3ForCausalLM>(Gemma3Config::from_json(config, source));
+  if (type == "armt") {
+    // A merged ARMT model: the base model's config is embedded.
+    SWARMT_CHECK_INPUT(v.has("base_config") && v.raw("base_config").is_object(), v.describe("base_config"),
+                       " must be the base model's config object (an ARMT adapter directory has armt_config.json "
+                       "instead of config.json)");
+    auto base = create_model(v.raw("base_config"), source + " (base_config)");
+    return std::make_shared<ArmtModel>(base, ArmtConfig::from_json(config, source));
+  }
   throw_input_error(v.describe("model_type"), " '", type, "' is not supported (supported: ", supported_model_types(), ")");
 }
 

@@ -4,11 +4,10 @@
 
 #include "swarmt/core/error.h"
 #include "swarmt/nn/init.h"
+#include "swarmt/nn/state_dtype.h"
 
 namespace swarmt::nn {
 namespace {
-
-at::ScalarType cell_dtype(at::ScalarType t) { return t == at::kDouble ? at::kDouble : at::kFloat; }
 
 // y = x / sqrt(Σ x² + eps) over the last dimension (fla l2norm, eps 1e-6).
 at::Tensor l2_normalize(const at::Tensor& x) { return x * at::rsqrt(x.pow(2).sum(-1, true) + 1e-6); }
@@ -60,7 +59,7 @@ void GatedDeltaNetLayerImpl::reset_parameters() {
 GatedDeltaNetLayerImpl::Inputs GatedDeltaNetLayerImpl::project(const at::Tensor& x, const at::Tensor& resets,
                                                                const at::Tensor* conv_in, at::Tensor* conv_out) {
   const int64_t B = x.size(0), N = x.size(1), H = options_.num_heads;
-  const auto ct = cell_dtype(x.scalar_type());
+  const auto ct = recurrent_state_dtype(x.scalar_type());
   auto conv = [&](const at::Tensor& in, const at::Tensor& weight, int which) {
     auto [y, cache] = ops::short_conv(in, weight.to(in.scalar_type()), conv_in ? conv_in[which] : at::Tensor(), resets);
     if (conv_out) conv_out[which] = cache;
@@ -101,7 +100,7 @@ std::unique_ptr<LayerState> GatedDeltaNetLayerImpl::new_state(int64_t batch, at:
                                                               at::Device device) const {
   auto state = std::make_unique<GatedDeltaNetLayerState>();
   const int64_t H = options_.num_heads;
-  state->cell = ops::gated_delta_zero_state(batch, H, options_.head_dim, options_.v_head_dim, cell_dtype(dtype), device);
+  state->cell = ops::gated_delta_zero_state(batch, H, options_.head_dim, options_.v_head_dim, recurrent_state_dtype(dtype), device);
   auto opts = at::TensorOptions().dtype(dtype).device(device);
   state->q_conv = at::zeros({batch, options_.conv_size - 1, H * options_.head_dim}, opts);
   state->k_conv = at::zeros({batch, options_.conv_size - 1, H * options_.head_dim}, opts);

@@ -2,15 +2,13 @@
 
 #include "swarmt/core/error.h"
 #include "swarmt/nn/init.h"
+#include "swarmt/nn/state_dtype.h"
 
 namespace swarmt::nn {
 namespace {
 
 // softcap_a(x) = a·tanh(x / a)  (xLSTM-7B eq. 13); a <= 0 disables it.
 at::Tensor soft_cap(const at::Tensor& x, double cap) { return cap > 0 ? cap * at::tanh(x / cap) : x; }
-
-// The cell runs in fp32 (fp64 in tests) whatever the activation dtype.
-at::ScalarType cell_dtype(at::ScalarType t) { return t == at::kDouble ? at::kDouble : at::kFloat; }
 
 }  // namespace
 
@@ -48,7 +46,7 @@ void MLSTMLayerImpl::reset_parameters(int64_t num_blocks) {
 
 MLSTMLayerImpl::Projections MLSTMLayerImpl::project(const at::Tensor& x) {
   const int64_t B = x.size(0), N = x.size(1), H = options_.num_heads;
-  const auto ct = cell_dtype(x.scalar_type());
+  const auto ct = recurrent_state_dtype(x.scalar_type());
   Projections p;
   p.q = q_proj->forward(x).view({B, N, H, options_.qk_head_dim}).transpose(1, 2).to(ct).contiguous();
   p.k = k_proj->forward(x).view({B, N, H, options_.qk_head_dim}).transpose(1, 2).to(ct).contiguous();
@@ -78,7 +76,7 @@ at::Tensor MLSTMLayerImpl::forward(const at::Tensor& x, const LayerContext& ctx)
 std::unique_ptr<LayerState> MLSTMLayerImpl::new_state(int64_t batch, at::ScalarType dtype, at::Device device) const {
   auto state = std::make_unique<MLSTMLayerState>();
   state->cell = ops::mlstm_zero_state(batch, options_.num_heads, options_.qk_head_dim, options_.v_head_dim,
-                                      cell_dtype(dtype), device);
+                                      recurrent_state_dtype(dtype), device);
   return state;
 }
 

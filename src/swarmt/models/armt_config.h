@@ -1,0 +1,51 @@
+// Configuration of an ARMT wrapper (specs/armt.md): the associative memory added to a decoder model.
+//
+// Stored as armt_config.json next to armt.safetensors in an adapter directory, or inside config.json
+// ("model_type": "armt", with the base model's config under "base_config") in a merged model directory.
+//
+//   {"segment_size": 1024, "num_memory_tokens": 16, "d_mem": 64, "memory_layers": "all",
+//    "num_heads": 1, "dpfp_nu": 3, "gamma_correction": true, "normalize_features": true, "eps": 1e-5,
+//    "bptt_depth": 0, "checkpoint_segments": false, "memory_init_std": 0, "seed": 0}
+//
+// memory_layers: "all", "alternate" (0, 2, 4, ...: the reference code's --alternate_layers),
+// "middle_upper:<fraction>" (round(fraction·L) consecutive layers, at least 1, centred in the upper
+// half of the stack: the 2026 paper reports memory helps mostly in middle and upper layers; the exact
+// selection is not published, this is our choice), or an explicit list of layer indices [3, 5, 7].
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "swarmt/core/json.h"
+
+namespace swarmt::models {
+
+struct ArmtConfig {
+  int64_t segment_size = 1024;     // real tokens per segment
+  int64_t num_memory_tokens = 16;  // M learned tokens appended to every segment (write-only)
+  int64_t d_mem = 64;              // query/key projection width; key features are 2·nu·d_mem wide
+  Json memory_layers = "all";      // preset string or list of indices (see above)
+  int64_t num_heads = 1;           // memory heads (split d_mem and hidden_size jointly)
+  int64_t dpfp_nu = 3;
+  bool gamma_correction = true;    // γ = 1 - zᵀk/||k||² (detached); false: γ = 1 (the paper's ablation)
+  bool normalize_features = true;  // L2-normalise φ(q), φ(k) (the 2025 reference code)
+  double eps = 1e-5;
+  int64_t bptt_depth = 0;          // > 0: gradients flow through at most this many segments of memory
+  bool checkpoint_segments = false;  // recompute each segment in backward (activation memory of one segment)
+  double memory_init_std = 0;      // 0: the standard deviation of the base model's embedding outputs
+  uint64_t seed = 0;               // initialisation of the memory parameters
+
+  static ArmtConfig from_json(const Json& json, const std::string& source);
+  Json to_json() const;
+
+  // The wrapped layers of a base model with `num_layers` layers, ascending; BadInput naming `source`
+  // when an index is out of range or the preset is unknown.
+  std::vector<int64_t> resolve_memory_layers(int64_t num_layers, const std::string& source) const;
+  int64_t key_dim() const { return 2 * dpfp_nu * d_mem; }  // per model, split over heads
+};
+
+// The keys ArmtConfig::from_json reads (so callers embedding it in a larger object can reject the rest).
+const std::vector<std::string>& armt_config_keys();
+
+}  // namespace swarmt::models
