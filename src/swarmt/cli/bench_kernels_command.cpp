@@ -167,20 +167,10 @@ int run_one_case(const std::string& spec, double seconds) {
   return 0;
 }
 
-// Runs `swarmt bench kernels --case K:N` and parses its one JSON line.
+// Runs `swarmt bench kernels --case K:N` in a fresh process and parses its one JSON line.
 Json run_child(const std::string& kernel, int64_t n, double seconds) {
-  const std::string command = "/proc/" + std::to_string(::getpid()) + "/exe -q bench kernels --case " + kernel + ":" +
-                              std::to_string(n) + " --seconds " + std::to_string(seconds);
-  FILE* pipe = ::popen(command.c_str(), "r");
-  SWARMT_CHECK(pipe != nullptr, "bench kernels: could not start a child process");
-  std::string output;
-  char buffer[4096];
-  while (size_t got = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, got);
-  const int status = ::pclose(pipe);
-  SWARMT_CHECK(status == 0, "bench kernels: the case ", kernel, ":", n, " failed (status ", status, ")");
-  const auto line_start = output.rfind('{');
-  SWARMT_CHECK(line_start != std::string::npos, "bench kernels: no result from case ", kernel, ":", n);
-  return Json::parse(output.substr(line_start));
+  return run_self_for_json(str_cat("-q bench kernels --case ", kernel, ":", n, " --seconds ", seconds),
+                           str_cat("bench kernels: the case ", kernel, ":", n));
 }
 
 int run_kernels(const KernelsOptions& o) {

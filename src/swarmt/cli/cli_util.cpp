@@ -2,6 +2,9 @@
 
 #include <torch/cuda.h>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <sstream>
 
 #include "swarmt/core/error.h"
@@ -86,6 +89,20 @@ std::vector<int64_t> parse_lengths(const std::string& text, const std::string& o
   }
   SWARMT_CHECK_INPUT(!out.empty(), option, ": no value given");
   return out;
+}
+
+Json run_self_for_json(const std::string& arguments, const std::string& what) {
+  const std::string command = "/proc/" + std::to_string(::getpid()) + "/exe " + arguments;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  SWARMT_CHECK(pipe != nullptr, what, ": could not start a child process");
+  std::string output;
+  char buffer[4096];
+  while (size_t got = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, got);
+  const int status = ::pclose(pipe);
+  SWARMT_CHECK(status == 0, what, " failed (status ", status, ")");
+  const auto line_start = output.rfind('{');
+  SWARMT_CHECK(line_start != std::string::npos, what, ": no result");
+  return Json::parse(output.substr(line_start));
 }
 
 }  // namespace swarmt::cli

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "swarmt/core/json.h"
+
 namespace swarmt::cli {
 
 // "cpu", "cuda", "cuda:1" -> Device; BadInput if unknown or CUDA is unavailable.
@@ -19,5 +21,8 @@ std::vector<int64_t> parse_id_list(const std::string& text, const std::string& o
 std::vector<std::string> split_list(const std::string& text);
 // "4096,8k,128k" -> lengths (k = 1024); BadInput naming `option` on anything else or an empty list.
 std::vector<int64_t> parse_lengths(const std::string& text, const std::string& option);
+// Runs this executable again with `arguments` (measurements that need a fresh process: peak memory) and
+// parses the last JSON object it prints; `what` names the run in errors.
+Json run_self_for_json(const std::string& arguments, const std::string& what);
 
 }  // namespace swarmt::cli

@@ -35,6 +35,7 @@ void register_forward(CLI::App& app, const GlobalOptions& globals, CommandList& 
 void register_bench(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
 void register_eval(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
 void register_model(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
+void register_armt(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
 void register_tokenize(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
 
 }  // namespace swarmt::cli

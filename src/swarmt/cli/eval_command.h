@@ -19,5 +19,6 @@ void register_eval_niah(CLI::App& eval_group, const GlobalOptions& globals, Comm
 void register_eval_passkey(CLI::App& eval_group, const GlobalOptions& globals, CommandList& commands);
 void register_eval_mqar(CLI::App& eval_group, const GlobalOptions& globals, CommandList& commands);
 void register_eval_ppl(CLI::App& eval_group, const GlobalOptions& globals, CommandList& commands);
+void register_eval_qa(CLI::App& eval_group, const GlobalOptions& globals, CommandList& commands);
 
 }  // namespace swarmt::cli

@@ -1,4 +1,4 @@
-// `swarmt eval niah | passkey | mqar | ppl`: evaluations of a model directory, each writing
+// `swarmt eval niah | passkey | mqar | ppl | qa`: evaluations of a model directory, each writing
 // results.json, summary.md and SVG plots into --out.
 //   swarmt eval niah --model DIR --variants niah_single_1,niah_multikey_1 --lengths 1024,4096
 //                    --samples 10 [--depths 0,50,100] --out DIR
@@ -15,6 +15,7 @@
 #include "swarmt/eval/niah.h"
 #include "swarmt/eval/niah_runner.h"
 #include "swarmt/eval/perplexity.h"
+#include "swarmt/eval/qa_runner.h"
 #include "swarmt/eval/recall_runners.h"
 #include "swarmt/eval/report.h"
 
@@ -232,6 +233,45 @@ void register_eval_ppl(CLI::App& group, const GlobalOptions& globals, CommandLis
                                                            {"windows", o->windows}, {"seed", o->seed}});
                         std::cout << "mean loss " << result.mean_loss << " nats over " << result.tokens
                                   << " tokens; report written to " << o->out << "/summary.md" << std::endl;
+                        return 0;
+                      }});
+}
+
+}  // namespace swarmt::cli
+
+namespace swarmt::cli {
+namespace {
+struct QaArgs : ModelArgs {
+  std::string data;
+  int64_t context_limit = 0, max_examples = 0, max_new_tokens = 0;
+};
+}  // namespace
+
+void register_eval_qa(CLI::App& group, const GlobalOptions& globals, CommandList& commands) {
+  auto o = std::make_shared<QaArgs>();
+  CLI::App* cmd = group.add_subcommand("qa", "Exact-match accuracy on a `swarmt data synth` JSONL file, by bucket and length");
+  o->add(cmd);
+  cmd->add_option("--data", o->data, "JSONL file written by `swarmt data synth`")->required();
+  cmd->add_option("--context-limit", o->context_limit,
+                  "Keep only the last N prompt tokens (a model limited to N tokens of context)");
+  cmd->add_option("--max-examples", o->max_examples, "Evaluate the first N examples only");
+  cmd->add_option("--max-new-tokens", o->max_new_tokens, "Generated tokens per answer (default: answer length + 4)");
+  commands.push_back({cmd, [o, &globals]() {
+                        SWARMT_CHECK_INPUT(o->context_limit >= 0, "--context-limit must be >= 0");
+                        eval::QaRunOptions r;
+                        r.data_path = o->data;
+                        r.context_limit = o->context_limit;
+                        r.max_examples = o->max_examples;
+                        r.max_new_tokens = o->max_new_tokens;
+                        r.quiet = globals.quiet;
+                        auto model = o->load();
+                        std::vector<eval::LengthResources> resources;
+                        auto run = eval::run_qa(model, r, &resources);
+                        eval::ReportOptions report;
+                        report.title = "QA exact match: " + o->model + " on " + o->data;
+                        eval::write_eval_report(o->out, run, report);
+                        write_resources(resources, o->out);
+                        print_summary(run, o->out);
                         return 0;
                       }});
 }

@@ -107,8 +107,11 @@ std::string render_fields(const Json& fields) {
 }
 
 int run_model_info(const InfoOptions& opts) {
-  const SafetensorsSet set = SafetensorsSet::open(opts.path);
   namespace fs = std::filesystem;
+  // An ARMT adapter directory keeps its tensors in armt.safetensors (the base has its own directory).
+  const bool adapter = fs::is_directory(opts.path) && fs::exists(fs::path(opts.path) / "armt_config.json") &&
+                       !fs::exists(fs::path(opts.path) / "config.json");
+  const SafetensorsSet set = SafetensorsSet::open(adapter ? (fs::path(opts.path) / "armt.safetensors").string() : opts.path);
   uint64_t parameters = 0, bytes = 0;
   Json tensors = Json::array();
   for (const std::string& name : set.names()) {

@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
   swarmt::cli::register_bench(app, globals, commands);
   swarmt::cli::register_eval(app, globals, commands);
   swarmt::cli::register_model(app, globals, commands);
+  swarmt::cli::register_armt(app, globals, commands);
   swarmt::cli::register_tokenize(app, globals, commands);
 
   try {

@@ -19,6 +19,9 @@ struct StepPlan {
   int64_t window = 0;        // SWAX: sliding window of this step (0: model default)
   int64_t num_segments = 0;  // ARMT: segments per sample in this step (0: not applicable)
   std::string phase;         // curriculum stage or schedule phase, for the log
+  int64_t stage = 0;         // ARMT: index of the curriculum stage
+  double lr_multiplier = -1; // >= 0: the task's own schedule (ARMT: warmup and annealing per stage)
+                             // replaces the trainer's lr_schedule for this step
   Json to_json() const;
 };
 

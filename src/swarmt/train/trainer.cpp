@@ -227,7 +227,8 @@ TrainResult Trainer::run(bool resume) {
     }
     const double loss = step_targets > 0 ? loss_sum / static_cast<double>(step_targets) : 0.0;
     const double grad_norm = clip_grad_norm(parameters, options_.clip_grad_norm);
-    const double lr = options_.lr * options_.lr_schedule.multiplier(step, options_.max_steps);
+    const double lr = options_.lr * (plan.lr_multiplier >= 0 ? plan.lr_multiplier
+                                                             : options_.lr_schedule.multiplier(step, options_.max_steps));
     const bool finite = std::isfinite(loss) && std::isfinite(grad_norm);
     if (finite) {
       optimizer.step(lr);
