@@ -1,0 +1,105 @@
+// `swarmt armt init | train | cost` and ARMT directories in generate / eval qa / info, through the real
+// binary, with the errors a user sees for bad configs and broken adapters.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "swarmt/core/json.h"
+#include "test_util.h"
+
+namespace swarmt {
+namespace {
+
+using testing::run_swarmt;
+using testing::TempDir;
+using testing::write_file;
+
+struct ArmtCli : ::testing::Test {
+  void SetUp() override {
+    write_file(tmp.file("base.json"), R"({"model_type": "llama", "hidden_size": 32, "num_hidden_layers": 2,
+      "num_attention_heads": 2, "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 64,
+      "vocab_size": 259, "tie_word_embeddings": true, "bos_token_id": 257, "eos_token_id": 258, "pad_token_id": 256})");
+    write_file(tmp.file("armt.json"), R"({"segment_size": 64, "num_memory_tokens": 2, "d_mem": 8, "memory_layers": [1]})");
+    auto r = run_swarmt("model init " + tmp.file("base.json") + " --out " + tmp.file("base"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  TempDir tmp;
+};
+
+TEST_F(ArmtCli, init_writes_an_adapter_that_generate_eval_info_and_cost_accept) {
+  auto r = run_swarmt("armt init --base " + tmp.file("base") + " --config " + tmp.file("armt.json") + " --out " +
+                      tmp.file("adapter"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json summary = Json::parse(r.out);
+  EXPECT_EQ(summary["memory_layers"], Json::array({1}));
+  EXPECT_TRUE(std::filesystem::exists(tmp.file("adapter/armt.safetensors")));
+  EXPECT_TRUE(std::filesystem::exists(tmp.file("adapter/tokenizer.json")));
+
+  r = run_swarmt("generate --model " + tmp.file("adapter") + " --prompt 'Hello' --max-new-tokens 70 --temperature 0");
+  EXPECT_EQ(r.exit_code, 0) << r.err;  // 75 tokens: crosses a segment boundary (commit) while decoding
+
+  r = run_swarmt("info " + tmp.file("adapter"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("armt.layers.1.value.weight"), std::string::npos);
+
+  r = run_swarmt("-q data synth long_qa --tokenizer byte --lengths 256 --samples 3 --distractors 0 --out " +
+                 tmp.file("qa.jsonl"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_swarmt("-q eval qa --model " + tmp.file("adapter") + " --data " + tmp.file("qa.jsonl") +
+                 " --context-limit 64 --out " + tmp.file("eval"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json results = read_json_file(tmp.file("eval/results.json"));
+  EXPECT_EQ(results["samples"].size(), 3u);
+  for (const auto& s : results["samples"]) EXPECT_LE(s["token_count"].get<int64_t>(), 64);
+
+  r = run_swarmt("-q armt cost --model " + tmp.file("adapter") + " --segments 1,4 --json " + tmp.file("cost.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json cost = read_json_file(tmp.file("cost.json"));
+  ASSERT_EQ(cost["rows"].size(), 2u);
+  EXPECT_DOUBLE_EQ(cost["rows"][0]["flops_ratio"].get<double>(), 1.0);  // one segment: no memory work
+  EXPECT_LT(cost["rows"][1]["flops_ratio"].get<double>(), 1.0);        // 4 segments: local attention is cheaper
+  EXPECT_GT(cost["rows"][1]["armt"]["peak_rss_bytes"].get<double>(), 0);
+}
+
+TEST_F(ArmtCli, train_writes_a_model_and_refuses_to_overwrite_it) {
+  write_file(tmp.file("train.json"), R"({"armt": {"segment_size": 32, "num_memory_tokens": 2, "d_mem": 8},
+    "data": {"train": {"type": "synthetic", "loss": "all", "tasks": [{"task": "essay"}]}},
+    "curriculum": {"segments": [1, 2], "steps": [1, 1]},
+    "training": {"batch_size": 2, "log_every": 1}})");
+  const std::string args = "armt train --base " + tmp.file("base") + " --config " + tmp.file("train.json") + " --out " +
+                           tmp.file("run");
+  auto r = run_swarmt("-q " + args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Json::parse(r.out)["steps"], 2);
+  EXPECT_TRUE(std::filesystem::exists(tmp.file("run/config.json")));
+  r = run_swarmt("-q " + args);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("already holds a model"), std::string::npos) << r.err;
+}
+
+TEST_F(ArmtCli, bad_configs_and_broken_adapters_exit_2_with_the_file_named) {
+  write_file(tmp.file("bad.json"), R"({"segment_size": 64, "memory_layers": "upper"})");
+  auto r = run_swarmt("armt init --base " + tmp.file("base") + " --config " + tmp.file("bad.json") + " --out " +
+                      tmp.file("a"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("error: " + tmp.file("bad.json") + ": field 'memory_layers': unknown preset"), std::string::npos)
+      << r.err;
+
+  r = run_swarmt("armt init --base " + tmp.file("base") + " --config " + tmp.file("armt.json") + " --out " +
+                 tmp.file("adapter"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Json config = read_json_file(tmp.file("adapter/armt_config.json"));
+  config["base_model"] = "../nowhere";
+  write_file(tmp.file("adapter/armt_config.json"), config.dump());
+  r = run_swarmt("generate --model " + tmp.file("adapter") + " --prompt x --max-new-tokens 1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("armt_config.json: field 'base_model': \"../nowhere\" is not a directory"), std::string::npos)
+      << r.err;
+
+  r = run_swarmt("armt cost --model " + tmp.file("base"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("not an ARMT model"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace swarmt
