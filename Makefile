@@ -3,6 +3,8 @@ BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 CMAKE_ARGS ?=
+# Unity (batched) compilation: fastest cold build. UNITY=OFF for edit-compile cycles (see README).
+UNITY ?= ON
 
 .PHONY: all setup configure build test demo bench fixtures clean test-sanitize fuzz
 
@@ -12,7 +14,7 @@ setup:
 	@bash scripts/setup.sh
 
 $(BUILD_DIR)/build.ninja:
-	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DSWARMT_UNITY_BUILD=$(UNITY) $(CMAKE_ARGS)
 
 configure: $(BUILD_DIR)/build.ninja
 

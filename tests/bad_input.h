@@ -21,4 +21,7 @@ inline std::string bad_input_message(const std::function<void()>& f) {
   return "(no error)";
 }
 
+// The same under the short name most tests use (one definition, so test files can share a build unit).
+inline std::string error_of(const std::function<void()>& f) { return bad_input_message(f); }
+
 }  // namespace swarmt::testing

@@ -8,25 +8,15 @@
 
 #include "swarmt/core/error.h"
 #include "test_util.h"
+#include "core/file_helpers.h"
 
 namespace fs = std::filesystem;
 
 namespace swarmt {
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::string> entries_of(const std::string& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
+using testing::slurp;
+using testing::entries_of;
 
 TEST(AtomicFile, write_creates_then_replaces_without_leftovers) {
   testing::TempDir tmp;

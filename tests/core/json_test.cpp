@@ -3,19 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "swarmt/core/error.h"
+#include "bad_input.h"
 
 namespace swarmt {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::error_of;
 
 TEST(JsonView, reads_typed_fields_and_defaults) {
   Json j = Json::parse(R"({"a": 3, "b": 2.5, "c": "x", "d": true, "e": [1, 2], "f": {"g": 7}, "h": 4.0})");

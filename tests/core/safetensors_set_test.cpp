@@ -10,11 +10,14 @@
 #include "swarmt/core/error.h"
 #include "swarmt/core/json.h"
 #include "test_util.h"
+#include "core/file_helpers.h"
 
 namespace fs = std::filesystem;
 
 namespace swarmt {
 namespace {
+
+using testing::entries_of;
 
 // Five F32 tensors of 40 bytes each (10 floats, value = 100 * index + position).
 struct FiveTensors {
@@ -39,13 +42,6 @@ std::string error_of(const std::string& path) {
     return e.what();
   }
   return "(accepted)";
-}
-
-std::vector<std::string> entries_of(const std::string& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
 }
 
 TEST(SafetensorsSet, shard_names_follow_the_hub_pattern) {

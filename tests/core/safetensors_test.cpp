@@ -12,27 +12,14 @@
 
 #include "swarmt/core/error.h"
 #include "test_util.h"
+#include "core/file_helpers.h"
 
 namespace swarmt {
 namespace {
 
-std::string le64(uint64_t n) {
-  std::string out(8, '\0');
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xff);
-  return out;
-}
-
-// A file laid out as the reference Python writer lays it out: u64 LE header length, the JSON header
-// padded with spaces to a multiple of 8, then the data section.
-std::string reference_layout(std::string json, const std::string& data) {
-  json.append((8 - json.size() % 8) % 8, ' ');
-  return le64(json.size()) + json + data;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+using testing::le64;
+using testing::reference_layout;
+using testing::slurp;
 
 SafetensorsHeader parse(const std::string& bytes, const std::string& source = "test.safetensors") {
   return parse_safetensors_header(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), source);

@@ -8,30 +8,16 @@
 
 #include "swarmt/core/error.h"
 #include "test_util.h"
+#include "bad_input.h"
+#include "core/file_helpers.h"
 
 namespace swarmt {
 namespace {
 
-std::string le64(uint64_t n) {
-  std::string out(8, '\0');
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xff);
-  return out;
-}
+using testing::le64;
+using testing::reference_layout;
 
-std::string reference_layout(std::string json, const std::string& data) {
-  json.append((8 - json.size() % 8) % 8, ' ');
-  return le64(json.size()) + json + data;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::error_of;
 
 TEST(SafetensorsTorch, round_trip_of_every_dtype_is_exact) {
   torch::manual_seed(3);

@@ -40,7 +40,7 @@ std::vector<float> model_values(int64_t step) { return std::vector<float>(256, s
 std::vector<float> optimizer_values(int64_t step) { return std::vector<float>(16384, static_cast<float>(-step)); }
 std::string trainer_state(int64_t step) { return Json{{"step", step}}.dump(); }
 
-void write_checkpoint(const std::string& run_dir, int64_t step) {
+void write_trainer_like_checkpoint(const std::string& run_dir, int64_t step) {
   CheckpointWriter writer(run_dir, step);
   const auto model = model_values(step);
   const auto optimizer = optimizer_values(step);
@@ -58,7 +58,7 @@ void checkpoint_loop(const std::string& run_dir, int report_fd, int count) {
   const auto latest = latest_valid_checkpoint(run_dir);
   int64_t step = latest ? latest->step + 1 : 0;
   for (int i = 0; count < 0 || i < count; ++i, ++step) {
-    write_checkpoint(run_dir, step);
+    write_trainer_like_checkpoint(run_dir, step);
     if (::write(report_fd, &step, sizeof(step)) != sizeof(step)) throw std::runtime_error("report failed");
     prune_checkpoints(run_dir, kKeepLast);
   }
@@ -133,7 +133,7 @@ int64_t kill_points_per_checkpoint(const std::string& scratch) {
   const pid_t pid = testing::fork_child(
       [&] {
         ::close(fds[0]);
-        write_checkpoint(scratch, 1);
+        write_trainer_like_checkpoint(scratch, 1);
         const int64_t points = kill_points_reached();
         if (::write(fds[1], &points, sizeof(points)) != sizeof(points)) throw std::runtime_error("report failed");
       },
@@ -152,7 +152,7 @@ class CheckpointKill : public ::testing::Test {
  protected:
   void SetUp() override {
     run_dir_ = tmp_.file("run");
-    write_checkpoint(run_dir_, 0);  // a run that has saved once already
+    write_trainer_like_checkpoint(run_dir_, 0);  // a run that has saved once already
   }
   // One clean run at the end: leftovers of killed writers are pruned, and the run continues.
   void expect_clean_finish(int64_t last_step) {
@@ -184,8 +184,8 @@ TEST_F(CheckpointKill, the_directory_rename_is_the_commit_point) {
 }
 
 TEST_F(CheckpointKill, a_kill_while_pruning_leaves_no_half_deleted_checkpoint) {
-  write_checkpoint(run_dir_, 1);
-  write_checkpoint(run_dir_, 2);  // keeping the last 2, pruning removes step 0
+  write_trainer_like_checkpoint(run_dir_, 1);
+  write_trainer_like_checkpoint(run_dir_, 2);  // keeping the last 2, pruning removes step 0
   const ChildExit end = testing::wait_child(testing::fork_child([&] { prune_checkpoints(run_dir_, kKeepLast); },
                                                                 {{kKillAtEnvironmentVariable, "1"}}));
   EXPECT_TRUE(end.killed()) << end.describe();

@@ -11,7 +11,7 @@
 namespace swarmt::data {
 namespace {
 
-std::string error_of(const std::function<void()>& f) { return testing::bad_input_message(f); }
+using testing::error_of;
 
 // Reads every record of a JSONL file through the document stream (field "text").
 std::vector<std::string> read_texts(const std::string& path) {

@@ -14,7 +14,7 @@
 namespace swarmt::data {
 namespace {
 
-std::string error_of(const std::function<void()>& f) { return testing::bad_input_message(f); }
+using testing::error_of;
 
 TEST(LengthBuckets, specs_parse_into_named_ranges) {
   auto b = parse_length_buckets("in:2048-8k,long:16k,ood:64K", "--buckets");

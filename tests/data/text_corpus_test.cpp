@@ -14,7 +14,7 @@
 namespace swarmt::data {
 namespace {
 
-std::string error_of(const std::function<void()>& f) { return testing::bad_input_message(f); }
+using testing::error_of;
 
 std::vector<Document> all_documents(DocumentStream& stream) {
   std::vector<Document> docs;

@@ -7,18 +7,12 @@
 #include "swarmt/core/error.h"
 #include "swarmt/data/token_file_source.h"
 #include "test_util.h"
+#include "bad_input.h"
 
 namespace swarmt::data {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::error_of;
 
 std::string write_corpus(const testing::TempDir& dir) {
   TokenFileWriter w(dir.file("corpus"), 100, Json{{"type", "test"}});

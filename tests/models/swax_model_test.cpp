@@ -6,6 +6,7 @@
 #include "swarmt/models/model_io.h"
 #include "swarmt/models/registry.h"
 #include "test_util.h"
+#include "bad_input.h"
 
 namespace swarmt::models {
 namespace {
@@ -26,14 +27,7 @@ void randomize(CausalLM& model) {
   for (auto& p : model.parameters()) p.add_(at::randn_like(p) * 0.2);
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::error_of;
 
 class DecodeEquivalence : public ::testing::TestWithParam<int64_t> {};
 

@@ -16,7 +16,7 @@ using swarmt::testing::GatedDeltaInputs;
 using swarmt::testing::random_gated_delta_inputs;
 using swarmt::testing::resets_at;
 
-constexpr double kTol = 1e-10;
+using testing::kTol;
 
 GatedDeltaState random_state(int64_t batch, int64_t heads, int64_t k_dim, int64_t v_dim, uint64_t seed) {
   at::Generator gen = at::detail::createCPUGenerator(seed);

@@ -18,7 +18,7 @@ using swarmt::testing::MLSTMInputs;
 using swarmt::testing::random_mlstm_inputs;
 using swarmt::testing::resets_at;
 
-constexpr double kTol = 1e-10;
+using testing::kTol;
 
 MLSTMState random_state(int64_t batch, int64_t heads, int64_t qk_dim, int64_t v_dim, double m0, uint64_t seed) {
   at::Generator gen = at::detail::createCPUGenerator(seed);

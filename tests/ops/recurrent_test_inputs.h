@@ -11,6 +11,9 @@ namespace swarmt::testing {
 
 inline at::TensorOptions f64() { return at::TensorOptions().dtype(at::kDouble); }
 
+// Agreement required between two fp64 forms of the same recurrence (chunkwise vs recurrent vs reference).
+inline constexpr double kTol = 1e-10;
+
 struct MLSTMInputs {
   at::Tensor q, k, v;  // (B, H, N, Dqk|Dv)
   at::Tensor igate;    // (B, H, N)
