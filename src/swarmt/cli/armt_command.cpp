@@ -75,6 +75,7 @@ int run_init(const InitOptions& o) {
 struct TrainOptions {
   std::string base, config, out, init, device = "cpu";
   bool resume = false;
+  bool detect_anomaly = false;
 };
 
 train::TrainResult train_armt(const Json& config, const std::string& source, const TrainOptions& o, bool quiet) {
@@ -84,6 +85,7 @@ train::TrainResult train_armt(const Json& config, const std::string& source, con
     base = models::armt_base_dir(o.init);
   }
   auto setup = train::make_armt_training(config, source, base, o.init, parse_device(o.device));
+  if (o.detect_anomaly) setup.trainer.detect_anomaly = true;
   fs::create_directories(o.out);
   const std::string saved_config = o.out + "/train_config.json";
   if (!o.resume || !fs::exists(saved_config)) write_file_atomically(saved_config, config.dump(2) + "\n");
@@ -296,6 +298,7 @@ void register_armt(CLI::App& app, const GlobalOptions& globals, CommandList& com
   c->add_option("-o,--out", train->out, "Run directory: the trained model, checkpoints/, metrics.jsonl")->required();
   c->add_option("--init", train->init, "Start from this adapter's weights and config");
   c->add_flag("--resume", train->resume, "Continue from the latest valid checkpoint in --out");
+  c->add_flag("--detect-anomaly", train->detect_anomaly, "Fail at the first NaN in backward, naming its forward op (slow)");
   c->add_option("--device", train->device, "cpu, cuda or cuda:N")->capture_default_str();
   commands.push_back({c, [train, &globals]() { return run_train(*train, globals); }});
 

@@ -21,11 +21,13 @@ struct TrainOptions {
   std::string config, out, device = "cpu";
   int64_t max_steps = 0;
   bool resume = false;
+  bool detect_anomaly = false;
 };
 
 int run_train(const TrainOptions& o, const GlobalOptions& globals) {
   Json config = read_json_file(o.config);
   if (o.max_steps > 0) config["training"]["max_steps"] = o.max_steps;
+  if (o.detect_anomaly) config["training"]["detect_anomaly"] = true;
   const std::string saved_config = o.out + "/train_config.json";
   if (o.resume && fs::exists(saved_config)) {
     // Resume continues the original run: the saved configuration wins over a changed file, except for
@@ -58,6 +60,7 @@ void register_train(CLI::App& app, const GlobalOptions& globals, CommandList& co
   cmd->add_option("-o,--out", o->out, "Run directory: the final model, checkpoints/, metrics.jsonl")->required();
   cmd->add_option("--max-steps", o->max_steps, "Override training.max_steps");
   cmd->add_flag("--resume", o->resume, "Continue from the latest valid checkpoint in --out");
+  cmd->add_flag("--detect-anomaly", o->detect_anomaly, "Fail at the first NaN in backward, naming its forward op (slow)");
   cmd->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
   commands.push_back({cmd, [o, &globals]() { return run_train(*o, globals); }});
 }

@@ -6,7 +6,8 @@
 // variable SWARMT_TEST_KILL_AT=N (N >= 1), the N-th kill point this process reaches raises SIGKILL: no
 // destructor, no atexit handler and no buffered write runs, exactly as if the machine's owner had killed
 // the job there. Crash-safety tests pick N at random and then check that what is on disk is either the
-// old state or the complete new one.
+// old state or the complete new one. SWARMT_TEST_KILL_AT=report only counts, and prints
+// "swarmt: N kill points reached" to stderr when the process exits normally.
 #pragma once
 
 #include <cstdint>

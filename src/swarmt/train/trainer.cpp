@@ -1,5 +1,9 @@
 #include "swarmt/train/trainer.h"
 
+#include <torch/csrc/autograd/anomaly_mode.h>
+
+#include <optional>
+
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -20,7 +24,7 @@ namespace swarmt::train {
 TrainerOptions TrainerOptions::from_json(const JsonView& v) {
   v.reject_unknown_keys({"max_steps", "batch_size", "grad_accum", "optimizer", "lr_schedule", "clip_grad_norm", "bf16",
                          "eval_every", "eval_batches", "checkpoint_every", "keep_checkpoints", "log_every",
-                         "max_bad_steps", "seed"});
+                         "max_bad_steps", "detect_anomaly", "seed"});
   TrainerOptions o;
   o.max_steps = v.get_int_in("max_steps", o.max_steps, 1, int64_t{1} << 40);
   o.batch_size = v.get_int_in("batch_size", o.batch_size, 1, 1 << 20);
@@ -52,6 +56,7 @@ TrainerOptions TrainerOptions::from_json(const JsonView& v) {
   o.keep_checkpoints = v.get_int_in("keep_checkpoints", o.keep_checkpoints, 1, 1 << 20);
   o.log_every = v.get_int_in("log_every", o.log_every, 1, int64_t{1} << 40);
   o.max_bad_steps = v.get_int_in("max_bad_steps", o.max_bad_steps, 1, 1 << 20);
+  o.detect_anomaly = v.get_bool("detect_anomaly", o.detect_anomaly);
   o.seed = static_cast<uint64_t>(v.get_int("seed", 0));
   return o;
 }
@@ -76,6 +81,7 @@ Json TrainerOptions::to_json() const {
               {"keep_checkpoints", keep_checkpoints},
               {"log_every", log_every},
               {"max_bad_steps", max_bad_steps},
+              {"detect_anomaly", detect_anomaly},
               {"seed", seed}};
 }
 
@@ -174,12 +180,16 @@ TrainResult Trainer::run(bool resume) {
   int64_t start_step = 0, tokens_seen = 0;
   if (resume) {
     int64_t loaded = load_checkpoint(optimizer, tokens_seen);
-    if (loaded >= 0) {
-      start_step = loaded;
-      truncate_metrics(metrics_path, start_step);
-      if (!quiet_) std::cerr << "resuming " << run_dir_ << " from step " << start_step << std::endl;
-    } else if (!quiet_) {
-      std::cerr << "no checkpoint in " << checkpoints_dir(run_dir_) << ": starting from step 0" << std::endl;
+    // Without a checkpoint (killed before the first one completed) the run restarts at step 0, so the
+    // steps the killed run logged are dropped too.
+    start_step = std::max<int64_t>(loaded, 0);
+    truncate_metrics(metrics_path, start_step);
+    if (!quiet_) {
+      if (loaded >= 0) {
+        std::cerr << "resuming " << run_dir_ << " from step " << start_step << std::endl;
+      } else {
+        std::cerr << "no checkpoint in " << checkpoints_dir(run_dir_) << ": starting from step 0" << std::endl;
+      }
     }
   } else {
     SWARMT_CHECK_INPUT(list_checkpoints(checkpoints_dir(run_dir_)).empty(), run_dir_,
@@ -203,6 +213,10 @@ TrainResult Trainer::run(bool resume) {
   auto run_start = std::chrono::steady_clock::now();
   int64_t run_tokens = 0;
 
+  // Debugging aid: autograd records where each op was created and fails at the first backward op that
+  // produces NaN, naming the forward op (slow; off by default).
+  std::optional<torch::autograd::DetectAnomalyGuard> anomaly;
+  if (options_.detect_anomaly) anomaly.emplace();
   for (int64_t step = start_step; step < options_.max_steps; ++step) {
     auto t0 = std::chrono::steady_clock::now();
     const StepPlan plan = task_.plan(step, options_.max_steps);
@@ -253,7 +267,7 @@ TrainResult Trainer::run(bool resume) {
     if (on_step) on_step(step, loss);
 
     const int64_t done = step + 1;
-    if (done % options_.log_every == 0 || done == options_.max_steps) {
+    if (done % options_.log_every == 0 || done == options_.max_steps || !finite) {  // skipped steps always
       Json line{{"step", done},      {"loss", loss},         {"lr", lr},
                 {"grad_norm", grad_norm}, {"tokens", tokens_seen}, {"tokens_per_s", window_tokens / std::max(1e-9, window_seconds)},
                 {"skipped", !finite}};

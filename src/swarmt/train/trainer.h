@@ -43,6 +43,7 @@ struct TrainerOptions {
   int64_t keep_checkpoints = 3;
   int64_t log_every = 10;
   int64_t max_bad_steps = 5;       // consecutive non-finite steps tolerated before stopping
+  bool detect_anomaly = false;     // autograd anomaly mode: the first NaN in backward names its forward op
   uint64_t seed = 0;
 
   static TrainerOptions from_json(const JsonView& view);
