@@ -4,6 +4,7 @@
 
 #include "swarmt/core/atomic_file.h"
 #include "swarmt/core/error.h"
+#include "swarmt/core/memory_budget.h"
 #include "swarmt/core/safetensors_torch.h"
 #include "swarmt/models/armt_io.h"
 #include "swarmt/models/registry.h"
@@ -58,8 +59,13 @@ std::shared_ptr<CausalLM> load_model(const std::string& dir, const LoadOptions& 
   const std::string config_path = dir + "/config.json";
   SWARMT_CHECK_INPUT(fs::exists(config_path), dir, ": no config.json (not a model directory?)");
   Json config = read_json_file(config_path);
-  auto model = create_model(config, config_path);
   TensorStore store = TensorStore::open(dir);
+  // The model is built in fp32 and then filled: refuse before allocating what cannot fit.
+  int64_t elements = 0;
+  for (const auto& name : store.names()) elements += store.set().file_of(name).entry(name).numel();
+  check_memory_fits(4 * elements, str_cat("loading ", dir, " (", elements, " parameters)"),
+                    "free memory or use a machine with more");
+  auto model = create_model(config, config_path);
   at::ScalarType dtype = options.dtype ? *options.dtype : default_dtype(*model, config, config_path, store);
   model->to(dtype);
   model->load_checkpoint_tensors([&](const std::string& name) { return store.has(name) ? store.get(name) : at::Tensor(); },

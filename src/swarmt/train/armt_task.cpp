@@ -5,6 +5,7 @@
 #include "swarmt/core/error.h"
 #include "swarmt/core/random.h"
 #include "swarmt/models/armt_io.h"
+#include "swarmt/train/memory_check.h"
 
 namespace fs = std::filesystem;
 
@@ -241,6 +242,15 @@ ArmtTrainSetup make_armt_training(const Json& config, const std::string& source,
                      "\"merged\" (or \"auto\")");
   const ArmtOutput out = (output == "merged" || (output == "auto" && !freeze)) ? ArmtOutput::Merged : ArmtOutput::Adapter;
 
+  // Without per-segment checkpointing, backward keeps every segment's activations (+ memory tokens).
+  int64_t longest = 1;
+  for (const auto& stage : curriculum.stages()) longest = std::max(longest, stage.segments);
+  const auto& ac = model->config();
+  const int64_t tokens_per_row = (ac.checkpoint_segments ? 1 : longest) * (ac.segment_size + ac.num_memory_tokens);
+  int64_t trainable = 0;
+  for (const auto& item : model->named_parameters())
+    if (!freeze || item.key().rfind("armt.", 0) == 0) trainable += item.value().numel();
+  check_training_fits(*model, trainable, tokens_per_row, setup.trainer.batch_size, setup.trainer.grad_accum, source);
   setup.task = std::make_unique<ArmtTask>(model, base_dir, std::move(phases), std::move(curriculum), tok, freeze, out,
                                           setup.trainer.seed, source);
   // Fail now, not at step 1000, when a phase's data is unusable.

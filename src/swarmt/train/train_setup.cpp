@@ -7,6 +7,9 @@
 #include "swarmt/models/model_io.h"
 #include "swarmt/models/registry.h"
 #include "swarmt/train/lm_task.h"
+#include "swarmt/train/memory_check.h"
+#include "swarmt/core/memory_budget.h"
+#include "swarmt/models/swax_summary.h"
 
 namespace fs = std::filesystem;
 
@@ -26,6 +29,12 @@ TrainSetup make_lm_training(const Json& config, const std::string& source, at::D
   if (v.has("model")) {
     Json model_config = v.raw("model");
     if (!model_config.contains("model_type")) model_config["model_type"] = "swax";
+    if (model_config["model_type"] == "swax") {
+      // Refuse a model that cannot even be allocated before allocating it (fp32 weights).
+      const auto summary = models::summarize_swax(models::SwaxConfig::from_json(model_config, source + ": field 'model'"), 1);
+      check_memory_fits(4 * summary.total_parameters, str_cat(source, ": the model (", summary.total_parameters,
+                                                              " parameters)"), "choose a smaller model");
+    }
     model = models::create_model(model_config, source + ": field 'model'");
     if (tokenizer_spec.empty()) tokenizer_spec = "byte";
   } else {
@@ -57,6 +66,10 @@ TrainSetup make_lm_training(const Json& config, const std::string& source, at::D
   if (windows.type == "stochastic") model->set_inference_window(windows.long_window);
   if (windows.type == "fixed") model->set_inference_window(windows.window);
   models::ModelAssets assets{tok.tokenizer_json, tok.tokenizer_config_json};
+  int64_t trainable = 0;
+  for (const auto& p : model->parameters())
+    if (p.requires_grad()) trainable += p.numel();
+  check_training_fits(*model, trainable, seq_len, setup.trainer.batch_size, setup.trainer.grad_accum, source);
   setup.task = std::make_unique<CausalLMTask>(model, train_source, validation, windows, assets);
   return setup;
 }

@@ -1,0 +1,90 @@
+// Requests checked against available memory before allocating: the limit's sources, and the messages
+// that say what would fit, for training (batch rows), model creation and model loading.
+#include "swarmt/core/memory_budget.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "bad_input.h"
+#include "swarmt/models/model_io.h"
+#include "swarmt/models/registry.h"
+#include "swarmt/train/train_setup.h"
+#include "test_util.h"
+
+namespace swarmt {
+namespace {
+
+// Sets SWARMT_MEMORY_LIMIT for the scope of a test.
+struct MemoryLimit {
+  explicit MemoryLimit(const char* value) { ::setenv("SWARMT_MEMORY_LIMIT", value, 1); }
+  ~MemoryLimit() { ::unsetenv("SWARMT_MEMORY_LIMIT"); }
+};
+
+TEST(MemoryBudget, the_machine_reports_available_memory_and_the_override_wins) {
+  EXPECT_GT(available_memory_bytes(), 0);
+  MemoryLimit limit("1.5G");
+  EXPECT_EQ(available_memory_bytes(), int64_t{3} << 29);
+  EXPECT_EQ(format_bytes(int64_t{3} << 29), "1.5 GiB");
+  EXPECT_EQ(format_bytes(int64_t{512} << 20), "512.0 MiB");
+}
+
+TEST(MemoryBudget, a_malformed_override_is_rejected) {
+  MemoryLimit limit("lots");
+  EXPECT_EQ(testing::bad_input_message([] { available_memory_bytes(); }),
+            "SWARMT_MEMORY_LIMIT: 'lots' is not a size (bytes, or with K, M, G)");
+}
+
+Json training_config(int64_t batch) {
+  Json config = Json::parse(R"({
+    "model": {"hidden_size": 64, "layer_pattern": "MS", "num_hidden_layers": 2, "num_attention_heads": 2,
+              "head_dim": 32, "sliding_window": 64, "mlstm_num_heads": 2, "mlstm_qk_head_dim": 16,
+              "mlstm_v_head_dim": 32, "intermediate_size": 128},
+    "sequence_length": 4096,
+    "data": {"train": {"type": "synthetic", "loss": "all", "tasks": [{"task": "essay"}]}},
+    "training": {"max_steps": 1}
+  })");
+  config["training"]["batch_size"] = batch;
+  return config;
+}
+
+TEST(MemoryBudget, a_batch_that_cannot_fit_is_refused_with_the_grad_accum_that_fits) {
+  MemoryLimit limit("64M");
+  // Per row: 4096 × (64·64·2 + 8·259) ≈ 40 MiB, so one row fits and 16 do not.
+  const std::string message =
+      testing::bad_input_message([] { train::make_lm_training(training_config(16), "t.json", at::kCPU); });
+  EXPECT_NE(message.find("t.json: training (16 rows of 4096 tokens per micro-batch) needs about"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("only 64.0 MiB is available; at most 1 rows per micro-batch fit: set training.grad_accum to 16"),
+            std::string::npos)
+      << message;
+  EXPECT_NO_THROW(train::make_lm_training(training_config(1), "t.json", at::kCPU));
+}
+
+TEST(MemoryBudget, a_model_too_large_to_allocate_is_refused_before_allocation) {
+  MemoryLimit limit("64M");
+  Json config = training_config(1);
+  config["model"]["hidden_size"] = 1024;  // ~25 M parameters: ~100 MiB in fp32
+  config["model"]["head_dim"] = 512;
+  config["model"]["mlstm_qk_head_dim"] = 256;
+  config["model"]["mlstm_v_head_dim"] = 512;
+  config["model"]["intermediate_size"] = 2752;
+  const std::string message = testing::bad_input_message([&] { train::make_lm_training(config, "t.json", at::kCPU); });
+  EXPECT_NE(message.find("t.json: the model ("), std::string::npos) << message;
+  EXPECT_NE(message.find("MiB of memory but only 64.0 MiB is available; choose a smaller model"), std::string::npos)
+      << message;
+}
+
+TEST(MemoryBudget, loading_a_model_larger_than_memory_is_refused) {
+  testing::TempDir tmp;
+  auto model = models::create_model(Json{{"model_type", "swax"}, {"hidden_size", 256}, {"layer_pattern", "MS"}},
+                                    "c.json");
+  models::save_model(*model, tmp.path());
+  MemoryLimit limit("1M");
+  const std::string message = testing::bad_input_message([&] { models::load_model(tmp.path()); });
+  EXPECT_NE(message.find("loading " + tmp.path() + " ("), std::string::npos) << message;
+  EXPECT_NE(message.find("but only 1.0 MiB is available"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace swarmt
