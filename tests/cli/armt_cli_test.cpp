@@ -77,6 +77,29 @@ TEST_F(ArmtCli, train_writes_a_model_and_refuses_to_overwrite_it) {
   EXPECT_NE(r.err.find("already holds a model"), std::string::npos) << r.err;
 }
 
+TEST_F(ArmtCli, layers_trains_and_evaluates_one_run_per_subset) {
+  write_file(tmp.file("train.json"), R"({"armt": {"segment_size": 64, "num_memory_tokens": 2, "d_mem": 8},
+    "data": {"train": {"type": "synthetic", "loss": "all", "tasks": [{"task": "essay"}]}},
+    "curriculum": {"segments": [2], "steps": [1]},
+    "training": {"batch_size": 1, "log_every": 1}})");
+  auto r = run_swarmt("-q data synth long_qa --tokenizer byte --lengths 256 --samples 2 --distractors 0 --out " +
+                      tmp.file("qa.jsonl"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_swarmt("-q armt layers --base " + tmp.file("base") + " --config " + tmp.file("train.json") +
+                 " --subsets 'all;[1]' --eval-data " + tmp.file("qa.jsonl") + " --out " + tmp.file("layers"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json summary = read_json_file(tmp.file("layers/layers.json"));
+  ASSERT_EQ(summary["runs"].size(), 2u);
+  EXPECT_EQ(summary["runs"][0]["memory_layers"], Json::array({0, 1}));
+  EXPECT_EQ(summary["runs"][1]["memory_layers"], Json::array({1}));
+  // One memory layer has half the projections of two (the memory tokens are shared).
+  const int64_t both = summary["runs"][0]["memory_parameters"].get<int64_t>();
+  const int64_t one = summary["runs"][1]["memory_parameters"].get<int64_t>();
+  EXPECT_EQ(both - one, one - 2 * 32);
+  for (const auto& run : summary["runs"]) EXPECT_TRUE(run.contains("qa_exact_match"));
+  EXPECT_TRUE(std::filesystem::exists(tmp.file("layers/layers.md")));
+}
+
 TEST_F(ArmtCli, bad_configs_and_broken_adapters_exit_2_with_the_file_named) {
   write_file(tmp.file("bad.json"), R"({"segment_size": 64, "memory_layers": "upper"})");
   auto r = run_swarmt("armt init --base " + tmp.file("base") + " --config " + tmp.file("bad.json") + " --out " +
