@@ -167,7 +167,10 @@ TEST(RopeTest, bad_inputs_are_rejected_with_input_errors) {
   expect_input_error([&] { rope_inv_freq(8, 10000.0, yarn); });
   expect_input_error([&] { rope_inv_freq(8, 10000.0, zero_factor); });
   expect_input_error([] { rope_cos_sin(at::zeros({4}), rope_inv_freq(8, 1e4), at::kFloat); });  // float positions
-  auto [cos, sin] = rope_cos_sin(at::arange(5, at::kLong), rope_inv_freq(8, 1e4), at::kFloat);
+  // Not a structured binding: C++17 lambdas cannot capture those (clang rejects it).
+  const auto cos_sin = rope_cos_sin(at::arange(5, at::kLong), rope_inv_freq(8, 1e4), at::kFloat);
+  const at::Tensor& cos = std::get<0>(cos_sin);
+  const at::Tensor& sin = std::get<1>(cos_sin);
   expect_input_error([&] { apply_rope(at::randn({1, 1, 4, 8}), cos, sin); });  // 5 positions, 4 tokens
   expect_input_error([&] { apply_rope(at::randn({1, 1, 5, 6}), cos, sin); });  // rotary dim 8 > head dim 6
 }
