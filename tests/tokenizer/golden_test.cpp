@@ -77,8 +77,9 @@ void expect_same_ids(const Tokenizer& tok, const Json& cases, bool add_special_t
 
 std::vector<std::string> all_strings() {
   std::vector<std::string> out;
-  for (const auto& s : read_json_file(swarmt::testing::test_data("tokenizer_strings.json"))["strings"])
-    out.push_back(s.get<std::string>());
+  // Keep the document alive: a range-for over a member of a temporary would iterate freed memory.
+  const Json document = read_json_file(swarmt::testing::test_data("tokenizer_strings.json"));
+  for (const auto& s : document["strings"]) out.push_back(s.get<std::string>());
   return out;
 }
 
