@@ -79,7 +79,9 @@ BpeModel::BpeModel(Vocabulary vocab, const std::vector<std::pair<std::string, st
   const size_t prefix_len = options_.continuing_subword_prefix.size();
   std::string merged;
   for (size_t rank = 0; rank < merges.size(); ++rank) {
-    const auto& [left, right] = merges[rank];
+    // Plain references, not a structured binding: C++17 lambdas cannot capture bindings (clang rejects it).
+    const std::string& left = merges[rank].first;
+    const std::string& right = merges[rank].second;
     auto missing = [&](const std::string& token) {
       throw_input_error(source, ": model.merges[", rank, "] (", json_preview(Json(left)), ", ",
                         json_preview(Json(right)), ") uses token ", json_preview(Json(token)),
