@@ -45,6 +45,18 @@ TEST(TokenizerNormalizers, prepend_strip_and_sequence) {
             "▁Hello▁world");
 }
 
+TEST(TokenizerNormalizers, a_chain_that_multiplies_its_input_is_refused) {
+  // 20 steps "a" -> "aa" would turn one byte into a megabyte; real chains grow text by small factors.
+  std::string steps;
+  for (int i = 0; i < 20; ++i)
+    steps += std::string(i ? "," : "") + R"({"type": "Replace", "pattern": {"String": "a"}, "content": "aa"})";
+  const std::string chain = R"({"type": "Sequence", "normalizers": [)" + steps + "]}";
+  EXPECT_TRUE(ThrowsBadInput([&] { normalize(chain, "a"); },
+                             {"tokenizer.json: field 'normalizer.normalizers': step 12 grew the text from 1 to 8192 bytes",
+                              "the normalizer chain multiplies its input"}));
+  EXPECT_EQ(normalize(chain, "b"), "b");  // texts it does not grow pass
+}
+
 TEST(TokenizerNormalizers, unknown_type_names_the_json_path_and_the_supported_types) {
   EXPECT_TRUE(ThrowsBadInput(
       [] {
