@@ -11,6 +11,7 @@
 #include "swarmt/models/armt_io.h"
 #include "swarmt/models/registry.h"
 #include "test_util.h"
+#include "train/record_losses.h"
 
 namespace swarmt::train {
 namespace {
@@ -76,18 +77,7 @@ TEST(ArmtTask, each_step_uses_its_stage_segment_count_and_length) {
 std::vector<double> run_losses(const Json& config, const std::string& base, const std::string& dir, bool resume,
                                int64_t crash_at = -1) {
   auto setup = make_armt_training(config, "t.json", base, "", at::kCPU);
-  Trainer trainer(*setup.task, setup.trainer, dir, /*quiet=*/true);
-  std::vector<double> losses;
-  trainer.on_step = [&](int64_t step, double loss) {
-    if (step == crash_at) throw std::runtime_error("simulated crash");
-    losses.push_back(loss);
-  };
-  try {
-    trainer.run(resume);
-  } catch (const std::runtime_error& e) {
-    if (std::string(e.what()) != "simulated crash") throw;
-  }
-  return losses;
+  return testing::record_losses(*setup.task, setup.trainer, dir, resume, crash_at);
 }
 
 TEST(ArmtTask, resumed_run_logs_the_same_losses_across_curriculum_stages) {

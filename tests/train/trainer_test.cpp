@@ -11,6 +11,7 @@
 #include "swarmt/core/error.h"
 #include "swarmt/train/train_setup.h"
 #include "test_util.h"
+#include "train/record_losses.h"
 
 namespace swarmt::train {
 namespace {
@@ -34,18 +35,7 @@ Json tiny_run_config(int64_t max_steps) {
 
 std::vector<double> train_losses(const Json& config, const std::string& dir, bool resume, int64_t crash_at = -1) {
   auto setup = make_lm_training(config, "test.json", at::kCPU);
-  Trainer trainer(*setup.task, setup.trainer, dir, /*quiet=*/true);
-  std::vector<double> losses;
-  trainer.on_step = [&](int64_t step, double loss) {
-    if (step == crash_at) throw std::runtime_error("simulated crash");
-    losses.push_back(loss);
-  };
-  try {
-    trainer.run(resume);
-  } catch (const std::runtime_error& e) {
-    if (std::string(e.what()) != "simulated crash") throw;
-  }
-  return losses;
+  return testing::record_losses(*setup.task, setup.trainer, dir, resume, crash_at);
 }
 
 TEST(Trainer, resumed_run_logs_the_same_losses_as_an_uninterrupted_one) {
