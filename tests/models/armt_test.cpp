@@ -55,7 +55,7 @@ std::shared_ptr<CausalLM> make_base(const Json& config) {
 void activate_memory(ArmtModel& model) {
   at::NoGradGuard no_grad;
   torch::manual_seed(11);
-  for (auto& [name, p] : model.memory_parameters()) p.copy_(at::randn_like(p) * 0.3);
+  for (auto& [name, p] : model.adapter_tensors()) p.copy_(at::randn_like(p) * 0.3);
 }
 
 at::Tensor tokens_for(int64_t batch, int64_t n, int64_t vocab = 37, uint64_t seed = 5) {
@@ -182,14 +182,14 @@ TEST(ArmtModel, gradients_reach_the_memory_parameters_across_segments) {
   auto tokens = tokens_for(2, 16);  // segments [0,6) [6,12) [12,16): the loss sees only the last one
   last_segment_loss(armt, tokens, 6);
   // At initialisation A = 0, so only W_v (which makes A non-zero) has a gradient.
-  for (auto& [name, p] : armt.memory_parameters()) {
+  for (auto& [name, p] : armt.adapter_tensors()) {
     if (name.find(".value.") != std::string::npos)
       EXPECT_GT(p.grad().abs().sum().item<double>(), 0) << name;
   }
   armt.zero_grad();
   activate_memory(armt);
   last_segment_loss(armt, tokens, 6);
-  for (auto& [name, p] : armt.memory_parameters()) {
+  for (auto& [name, p] : armt.adapter_tensors()) {
     ASSERT_TRUE(p.grad().defined()) << name;
     EXPECT_GT(p.grad().abs().sum().item<double>(), 0) << name << " gets no gradient from a later segment";
   }

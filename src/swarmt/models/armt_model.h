@@ -111,8 +111,6 @@ class ArmtModel : public CausalLM {
   const std::vector<int64_t>& memory_layers() const { return memory_layers_; }
   CausalLM& base() { return *base_; }
   std::shared_ptr<CausalLM> base_ptr() const { return base_; }
-  // The adapter's parameters (memory tokens and projections), named "armt.*".
-  std::vector<std::pair<std::string, at::Tensor>> memory_parameters() const { return adapter_tensors(); }
   ArmtMemoryLayer& memory_layer(size_t slot) { return memory_modules_.at(slot); }
   at::Tensor memory_tokens() const { return memory_tokens_; }
   at::ScalarType memory_dtype() const;

@@ -1,5 +1,6 @@
 #include "swarmt/train/armt_task.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "swarmt/core/error.h"
@@ -30,7 +31,7 @@ class PaddedSegmentsSource : public data::DataSource {
     data::Sample s = source_of_length_(real * segment_size_)->sample(index);
     const size_t n = static_cast<size_t>(segments_ * segment_size_);
     if (s.doc_ids.empty()) s.doc_ids.assign(s.tokens.size(), 0);
-    const int64_t pad_doc = s.doc_ids.empty() ? 1 : *std::max_element(s.doc_ids.begin(), s.doc_ids.end()) + 1;
+    const int64_t pad_doc = *std::max_element(s.doc_ids.begin(), s.doc_ids.end()) + 1;
     s.tokens.resize(n, pad_id_);
     s.targets.resize(n, data::kIgnoreIndex);
     s.doc_ids.resize(n, pad_doc);
