@@ -7,6 +7,8 @@
 #include <cstdlib>
 
 #include "bad_input.h"
+#include "swarmt/infer/generate.h"
+#include "swarmt/models/armt_model.h"
 #include "swarmt/models/model_io.h"
 #include "swarmt/models/registry.h"
 #include "swarmt/train/train_setup.h"
@@ -84,6 +86,58 @@ TEST(MemoryBudget, loading_a_model_larger_than_memory_is_refused) {
   const std::string message = testing::bad_input_message([&] { models::load_model(tmp.path()); });
   EXPECT_NE(message.find("loading " + tmp.path() + " ("), std::string::npos) << message;
   EXPECT_NE(message.find("but only 1.0 MiB is available"), std::string::npos) << message;
+}
+
+std::shared_ptr<models::CausalLM> tiny_llama() {
+  return models::create_model(Json::parse(R"({"model_type": "llama", "hidden_size": 32, "num_hidden_layers": 2,
+      "num_attention_heads": 2, "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 64,
+      "vocab_size": 64})"), "llama.json");
+}
+
+TEST(MemoryBudget, predicted_state_growth_equals_the_state_after_the_tokens) {
+  at::NoGradGuard no_grad;
+  auto check = [](models::CausalLM& model, int64_t tokens) {
+    auto state = model.new_state(1);
+    model.forward_stateful(at::randint(0, 64, {1, 3}), state);
+    const int64_t predicted = state.bytes_after(tokens);
+    model.forward_stateful(at::randint(0, 64, {1, tokens}), state);
+    EXPECT_EQ(state.bytes(), predicted) << model.model_type() << " after " << tokens << " tokens";
+  };
+  auto llama = tiny_llama();
+  check(*llama, 37);  // a growing KV cache: 2 layers × (K and V of 2 heads × 16 floats + a position)
+  auto swax = models::create_model(Json{{"model_type", "swax"}, {"hidden_size", 32}, {"layer_pattern", "MS"},
+                                        {"sliding_window", 8}, {"vocab_size", 64}},
+                                   "swax.json");
+  check(*swax, 37);  // a ring and a recurrent state: constant
+  models::ArmtConfig armt;
+  armt.segment_size = 16;
+  armt.num_memory_tokens = 2;
+  armt.d_mem = 8;
+  models::ArmtModel wrapped(llama, armt);
+  auto state = wrapped.new_state(1);
+  // Within the active segment the base cache grows token by token; past it, one full segment
+  // (16 tokens + 2 memory tokens) is the most it ever holds, for any input length.
+  EXPECT_LT(state.bytes_after(5), state.bytes_after(18));
+  EXPECT_EQ(state.bytes_after(18), state.bytes_after(1'000'000));
+}
+
+TEST(MemoryBudget, generating_past_what_the_kv_cache_can_hold_is_refused_with_what_fits) {
+  at::NoGradGuard no_grad;
+  infer::CausalLMStream stream(tiny_llama());
+  // 2 layers × (2 × 2 heads × 16 floats × 4 B + 8 B) = 528 B per token: 1 MiB holds 1985 tokens.
+  MemoryLimit limit("1M");
+  infer::GenerateOptions options;
+  options.max_new_tokens = 100;
+  const std::string message = testing::bad_input_message(
+      [&] { infer::generate(stream, std::vector<int64_t>(10'000, 1), options); });
+  EXPECT_NE(message.find("generating 10000 prompt + 100 new tokens (10100 tokens; the KV cache of its full-attention "
+                         "layers grows by 0.5 KiB per token) needs about"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("about 1985 tokens fit"), std::string::npos) << message;
+  EXPECT_EQ(stream.position(), 0);  // refused before running anything
+  options.max_new_tokens = 2;
+  EXPECT_EQ(infer::generate(stream, std::vector<int64_t>(500, 1), options).prompt_tokens, 500);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "swarmt/core/json.h"
 #include "swarmt/core/safetensors_torch.h"
 #include "test_util.h"
+#include "train/record_losses.h"
 
 namespace swarmt {
 namespace {
@@ -33,20 +34,6 @@ std::vector<std::string> train_argv(const std::string& config, const std::string
   return argv;
 }
 
-// step -> loss, from metrics.jsonl (each step must appear once).
-std::map<int64_t, double> logged_losses(const std::string& run_dir) {
-  std::map<int64_t, double> losses;
-  std::ifstream in(run_dir + "/metrics.jsonl");
-  for (std::string line; std::getline(in, line);) {
-    const Json j = Json::parse(line);
-    if (!j.contains("loss")) continue;
-    const int64_t step = j["step"].get<int64_t>();
-    EXPECT_EQ(losses.count(step), 0u) << run_dir << ": step " << step << " logged twice";
-    losses[step] = j["loss"].get<double>();
-  }
-  return losses;
-}
-
 TEST(TrainKill, killed_runs_resume_from_the_last_complete_checkpoint_exactly) {
   testing::TempDir tmp;
   const std::string config = tmp.file("train.json");
@@ -60,7 +47,7 @@ TEST(TrainKill, killed_runs_resume_from_the_last_complete_checkpoint_exactly) {
   ASSERT_NE(marker, std::string::npos) << counted.err;
   const int64_t total = std::stoll(counted.err.substr(marker + 8));
   ASSERT_GT(total, 20) << "expected many kill points (checkpoint every step)";
-  const auto reference = logged_losses(tmp.file("reference"));
+  const auto reference = testing::logged_losses(tmp.file("reference"));
   ASSERT_EQ(reference.size(), 6u);
   const auto reference_weights = load_safetensors(tmp.file("reference/model.safetensors"));
 
@@ -76,7 +63,7 @@ TEST(TrainKill, killed_runs_resume_from_the_last_complete_checkpoint_exactly) {
 
     const auto resumed = testing::wait_child(testing::spawn_command(train_argv(config, run, true)));
     ASSERT_TRUE(resumed.exited && resumed.exit_code == 0) << context << ": resume failed";
-    const auto losses = logged_losses(run);
+    const auto losses = testing::logged_losses(run);
     ASSERT_EQ(losses.size(), reference.size()) << context;
     for (const auto& [step, loss] : reference)
       EXPECT_NEAR(losses.at(step), loss, 1e-6 * std::abs(loss)) << context << ", step " << step;

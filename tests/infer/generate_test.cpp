@@ -16,6 +16,7 @@ class PaddedVocabularyStream : public TokenStream {
     return logits;
   }
   int64_t state_bytes() const override { return 0; }
+  int64_t state_bytes_after(int64_t) const override { return 0; }
   int64_t position() const override { return position_; }
 
  private:

@@ -51,6 +51,18 @@ TEST(TokenizerDecoders, strip_and_replace_work_per_token) {
             "a##b");
 }
 
+TEST(TokenizerDecoders, a_chain_that_multiplies_its_input_is_refused) {
+  // 20 steps "a" -> "aa" would turn each one-byte token into a megabyte, as in the normalizer chain.
+  std::string steps;
+  for (int i = 0; i < 20; ++i)
+    steps += std::string(i ? "," : "") + R"({"type": "Replace", "pattern": {"String": "a"}, "content": "aa"})";
+  const std::string chain = R"({"type": "Sequence", "decoders": [)" + steps + "]}";
+  EXPECT_TRUE(ThrowsBadInput([&] { decode_with(chain, {"a", "b"}); },
+                             {"tokenizer.json: field 'decoder.decoders': step 12 grew the text from 2 to 8193 bytes",
+                              "the decoder chain multiplies its input"}));
+  EXPECT_EQ(decode_with(chain, {"b", "c"}), "bc");  // texts it does not grow pass
+}
+
 TEST(TokenizerDecoders, unknown_decoder_is_rejected_with_its_path) {
   EXPECT_TRUE(ThrowsBadInput([] { decode_with(R"({"type": "Sequence", "decoders": [{"type": "WordPiece"}]})", {}); },
                              {"tokenizer.json: decoder.decoders[0].type 'WordPiece' is not supported",

@@ -10,6 +10,7 @@
 
 #include "swarmt/cli/cli_util.h"
 #include "swarmt/cli/command.h"
+#include "swarmt/cli/distributed_cli.h"
 #include "swarmt/core/atomic_file.h"
 #include "swarmt/core/error.h"
 #include "swarmt/core/markdown_table.h"
@@ -76,20 +77,26 @@ struct TrainOptions {
   std::string base, config, out, init, device = "cpu";
   bool resume = false;
   bool detect_anomaly = false;
+  DistributedCliOptions distributed;
 };
 
-train::TrainResult train_armt(const Json& config, const std::string& source, const TrainOptions& o, bool quiet) {
+// One ARMT training run; data parallel when `worker` holds a process group.
+train::TrainResult train_armt(const Json& config, const std::string& source, const TrainOptions& o, bool quiet,
+                              const WorkerSetup& worker) {
   std::string base = o.base;
   if (base.empty()) {
     SWARMT_CHECK_INPUT(!o.init.empty(), "give --base (the model to wrap) or --init (an adapter, whose base is used)");
     base = models::armt_base_dir(o.init);
   }
-  auto setup = train::make_armt_training(config, source, base, o.init, parse_device(o.device));
+  auto setup = train::make_armt_training(config, source, base, o.init, worker.device);
   if (o.detect_anomaly) setup.trainer.detect_anomaly = true;
-  fs::create_directories(o.out);
   const std::string saved_config = o.out + "/train_config.json";
-  if (!o.resume || !fs::exists(saved_config)) write_file_atomically(saved_config, config.dump(2) + "\n");
+  if (worker.writer()) {
+    fs::create_directories(o.out);
+    if (!o.resume || !fs::exists(saved_config)) write_file_atomically(saved_config, config.dump(2) + "\n");
+  }
   train::Trainer trainer(*setup.task, setup.trainer, o.out, quiet);
+  trainer.set_process_group(worker.group.get());
   return trainer.run(o.resume);
 }
 
@@ -104,13 +111,15 @@ Json train_summary(const train::TrainResult& result, const std::string& out) {
 }
 
 int run_train(const TrainOptions& o, const GlobalOptions& globals) {
+  if (auto launched = launch_if_requested(o.distributed, globals)) return *launched;
+  const WorkerSetup worker = join_process_group(parse_device(o.device));
   Json config = read_json_file(o.config);
   const std::string saved_config = o.out + "/train_config.json";
   // Resume continues the original run: its saved configuration wins over a changed file.
   if (o.resume && fs::exists(saved_config)) config = read_json_file(saved_config);
   if (!o.resume) refuse_existing_model(o.out, "--out");
-  auto result = train_armt(config, o.config, o, globals.quiet);
-  std::cout << train_summary(result, o.out).dump() << std::endl;
+  auto result = train_armt(config, o.config, o, globals.quiet, worker);
+  if (worker.writer()) std::cout << train_summary(result, o.out).dump() << std::endl;
   return 0;
 }
 
@@ -169,7 +178,9 @@ int run_layers(const LayersOptions& o, const GlobalOptions& globals) {
     run.out = o.out + "/" + subset_dir_name(spec);
     run.init.clear();
     if (!o.resume) refuse_existing_model(run.out, "--out");
-    auto result = train_armt(run_config, o.config + " (memory_layers " + spec + ")", run, globals.quiet);
+    WorkerSetup single;
+    single.device = parse_device(o.device);
+    auto result = train_armt(run_config, o.config + " (memory_layers " + spec + ")", run, globals.quiet, single);
     auto model = models::load_model(run.out);
     auto* armt = dynamic_cast<models::ArmtModel*>(model.get());
     SWARMT_CHECK(armt != nullptr, "the trained model is not an ARMT model");
@@ -300,6 +311,7 @@ void register_armt(CLI::App& app, const GlobalOptions& globals, CommandList& com
   c->add_flag("--resume", train->resume, "Continue from the latest valid checkpoint in --out");
   c->add_flag("--detect-anomaly", train->detect_anomaly, "Fail at the first NaN in backward, naming its forward op (slow)");
   c->add_option("--device", train->device, "cpu, cuda or cuda:N")->capture_default_str();
+  add_distributed_options(c, train->distributed);
   commands.push_back({c, [train, &globals]() { return run_train(*train, globals); }});
 
   auto layers = std::make_shared<LayersOptions>();

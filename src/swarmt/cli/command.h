@@ -17,6 +17,7 @@ namespace swarmt::cli {
 struct GlobalOptions {
   int threads = 0;     // <= 0: all available cores
   bool quiet = false;  // no progress bars or informational logs
+  std::vector<std::string> argv;  // the command line, for the data-parallel launcher
 };
 
 struct Command {

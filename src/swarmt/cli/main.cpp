@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "swarmt " SWARMT_VERSION);
   swarmt::cli::GlobalOptions globals;
+  globals.argv.assign(argv, argv + argc);
   app.add_option("--threads", globals.threads, "Intra-op threads (default: all cores)");
   app.add_flag("-q,--quiet", globals.quiet, "No progress bars or informational output");
 

@@ -1,12 +1,14 @@
 // `swarmt train`: train a model from a training config (SWAX hybrids, baselines, or continued training of
 // any model directory).
 //   swarmt train --config FILE --out DIR [--max-steps N] [--resume] [--device cpu|cuda]
+//                [--nproc-per-node N [--nnodes M --node-rank K --master-addr A --master-port P]]
 #include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "swarmt/cli/cli_util.h"
 #include "swarmt/cli/command.h"
+#include "swarmt/cli/distributed_cli.h"
 #include "swarmt/core/atomic_file.h"
 #include "swarmt/core/error.h"
 #include "swarmt/core/json.h"
@@ -22,9 +24,12 @@ struct TrainOptions {
   int64_t max_steps = 0;
   bool resume = false;
   bool detect_anomaly = false;
+  DistributedCliOptions distributed;
 };
 
 int run_train(const TrainOptions& o, const GlobalOptions& globals) {
+  if (auto launched = launch_if_requested(o.distributed, globals)) return *launched;
+  WorkerSetup worker = join_process_group(parse_device(o.device));
   Json config = read_json_file(o.config);
   if (o.max_steps > 0) config["training"]["max_steps"] = o.max_steps;
   if (o.detect_anomaly) config["training"]["detect_anomaly"] = true;
@@ -36,11 +41,15 @@ int run_train(const TrainOptions& o, const GlobalOptions& globals) {
     if (o.max_steps > 0) original["training"]["max_steps"] = o.max_steps;
     config = original;
   }
-  auto setup = train::make_lm_training(config, o.config, parse_device(o.device));
-  fs::create_directories(o.out);
-  if (!o.resume || !fs::exists(saved_config)) write_file_atomically(saved_config, config.dump(2) + "\n");
+  auto setup = train::make_lm_training(config, o.config, worker.device);
+  if (worker.writer()) {
+    fs::create_directories(o.out);
+    if (!o.resume || !fs::exists(saved_config)) write_file_atomically(saved_config, config.dump(2) + "\n");
+  }
   train::Trainer trainer(*setup.task, setup.trainer, o.out, globals.quiet);
+  trainer.set_process_group(worker.group.get());
   auto result = trainer.run(o.resume);
+  if (!worker.writer()) return 0;
   Json summary{{"steps", result.steps},
                {"final_loss", result.final_loss},
                {"tokens_per_s", result.tokens_per_second},
@@ -62,6 +71,7 @@ void register_train(CLI::App& app, const GlobalOptions& globals, CommandList& co
   cmd->add_flag("--resume", o->resume, "Continue from the latest valid checkpoint in --out");
   cmd->add_flag("--detect-anomaly", o->detect_anomaly, "Fail at the first NaN in backward, naming its forward op (slow)");
   cmd->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
+  add_distributed_options(cmd, o->distributed);
   commands.push_back({cmd, [o, &globals]() { return run_train(*o, globals); }});
 }
 

@@ -32,6 +32,8 @@ void stream_logits(const infer::LoadedModel& model, const at::Tensor& tokens, in
   at::NoGradGuard no_grad;
   auto lm = model.model();
   auto state = lm->new_state(1);
+  infer::check_context_fits(state.bytes(), state.bytes_after(tokens.size(0)), tokens.size(0),
+                            "scoring a sequence");
   for (int64_t start = 0; start < tokens.size(0); start += chunk) {
     const int64_t n = std::min<int64_t>(chunk, tokens.size(0) - start);
     auto logits = lm->forward_stateful(tokens.narrow(0, start, n).unsqueeze(0), state);

@@ -12,6 +12,9 @@ GenerateResult generate(TokenStream& stream, const std::vector<int64_t>& prompt,
   SWARMT_CHECK_INPUT(!prompt.empty(), "the prompt is empty (nothing to condition on)");
   GenerateResult result;
   result.prompt_tokens = static_cast<int64_t>(prompt.size());
+  const int64_t context = result.prompt_tokens + options.max_new_tokens;
+  check_context_fits(stream.state_bytes(), stream.state_bytes_after(context), context,
+                     str_cat("generating ", result.prompt_tokens, " prompt + ", options.max_new_tokens, " new tokens"));
   Sampler sampler(options.sampling);
   auto t0 = std::chrono::steady_clock::now();
   at::Tensor logits = stream.feed(at::tensor(prompt, at::TensorOptions().dtype(at::kLong)));

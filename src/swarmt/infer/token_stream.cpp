@@ -1,8 +1,23 @@
 #include "swarmt/infer/token_stream.h"
 
+#include <algorithm>
+
 #include "swarmt/core/error.h"
+#include "swarmt/core/memory_budget.h"
 
 namespace swarmt::infer {
+
+void check_context_fits(int64_t bytes_now, int64_t bytes_after, int64_t tokens, const std::string& what) {
+  const int64_t growth = bytes_after - bytes_now;
+  const int64_t available = available_memory_bytes();
+  if (growth <= 0 || available < 0 || growth <= available) return;
+  const double per_token = static_cast<double>(growth) / static_cast<double>(std::max<int64_t>(tokens, 1));
+  check_memory_fits(growth, str_cat(what, " (", tokens, " tokens; the KV cache of its full-attention layers grows by ",
+                                    format_bytes(static_cast<int64_t>(per_token)), " per token)"),
+                    str_cat("about ", static_cast<int64_t>(static_cast<double>(available) / per_token),
+                            " tokens fit: shorten the input, or use a model whose state does not grow with the "
+                            "context (SWAX sliding-window and recurrent layers, or ARMT)"));
+}
 
 CausalLMStream::CausalLMStream(std::shared_ptr<models::CausalLM> model, int64_t prefill_chunk)
     : model_(std::move(model)), prefill_chunk_(prefill_chunk) {

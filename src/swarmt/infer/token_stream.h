@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 
 #include <memory>
+#include <string>
 
 #include "swarmt/models/causal_lm.h"
 
@@ -18,8 +19,15 @@ class TokenStream {
   virtual at::Tensor feed(const at::Tensor& tokens) = 0;
   // Bytes held by the streaming state now (KV caches, recurrent states, memories).
   virtual int64_t state_bytes() const = 0;
+  // The most bytes the state will hold while taking `more_tokens` more tokens.
+  virtual int64_t state_bytes_after(int64_t more_tokens) const = 0;
   virtual int64_t position() const = 0;
 };
+
+// BadInput when a state holding `bytes_now` would need `bytes_after` to take `tokens` more tokens and the
+// growth does not fit in the available memory (core/memory_budget.h). The message names `what` and the
+// number of tokens that would fit. States that do not grow (SWAX, ARMT past one segment) always pass.
+void check_context_fits(int64_t bytes_now, int64_t bytes_after, int64_t tokens, const std::string& what);
 
 class CausalLMStream : public TokenStream {
  public:
@@ -27,6 +35,7 @@ class CausalLMStream : public TokenStream {
   CausalLMStream(std::shared_ptr<models::CausalLM> model, int64_t prefill_chunk = 1024);
   at::Tensor feed(const at::Tensor& tokens) override;
   int64_t state_bytes() const override { return state_.bytes(); }
+  int64_t state_bytes_after(int64_t more_tokens) const override { return state_.bytes_after(more_tokens); }
   int64_t position() const override { return state_.position; }
 
  private:

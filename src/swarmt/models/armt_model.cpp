@@ -85,6 +85,14 @@ int64_t ArmtStreamState::bytes() const {
   return total;
 }
 
+int64_t ArmtStreamState::bytes_after(int64_t more_tokens) const {
+  // The active segment grows until it holds a full segment (memory tokens included at the commit);
+  // every later segment starts from an empty state and peaks at the same size.
+  int64_t total = segment.bytes_after(std::min(more_tokens, segment_tokens - active));
+  for (const auto& m : memories) total += m.bytes();
+  return total;
+}
+
 // ---------------------------------------------------------------------------------------------------
 // The wrapper
 
@@ -243,6 +251,7 @@ ModelState ArmtModel::new_state(int64_t batch) {
   stream->memories = zero_memories(batch);
   stream->segment = base_->new_state(batch);
   stream->batch = batch;
+  stream->segment_tokens = config_.segment_size + config_.num_memory_tokens;
   ModelState state;
   state.layers.push_back(std::move(stream));
   return state;

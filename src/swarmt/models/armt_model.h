@@ -63,7 +63,10 @@ struct ArmtStreamState : nn::LayerState {
   ModelState segment;                            // base model's state over the active segment
   int64_t active = 0;                            // real tokens in the active segment
   int64_t batch = 0;
+  int64_t segment_tokens = 0;                    // most tokens a segment state holds (memory tokens included)
   int64_t bytes() const override;
+  // The memories keep their size; the base state grows at most to a full segment, then starts again.
+  int64_t bytes_after(int64_t more_tokens) const override;
 };
 
 class ArmtModel : public CausalLM {

@@ -10,6 +10,12 @@ int64_t ModelState::bytes() const {
   return total;
 }
 
+int64_t ModelState::bytes_after(int64_t more_tokens) const {
+  int64_t total = 0;
+  for (const auto& l : layers) total += l ? l->bytes_after(more_tokens) : 0;
+  return total;
+}
+
 at::Tensor make_positions(int64_t n, int64_t offset) {
   return at::arange(offset, offset + n, at::TensorOptions().dtype(at::kLong));
 }

@@ -27,6 +27,7 @@ struct ModelState {
   std::vector<std::unique_ptr<nn::LayerState>> layers;
   int64_t position = 0;
   int64_t bytes() const;
+  int64_t bytes_after(int64_t more_tokens) const;  // see nn::LayerState::bytes_after
 };
 
 struct ForwardOptions {

@@ -38,6 +38,7 @@ struct AttentionLayerOptions {
 struct KVCacheState : LayerState {
   ops::KVCache cache;
   int64_t bytes() const override { return cache.bytes(); }
+  int64_t bytes_after(int64_t more_tokens) const override { return cache.bytes_after(more_tokens); }
 };
 
 class AttentionLayerImpl : public torch::nn::Module {

@@ -25,6 +25,9 @@ at::Tensor resets_from_doc_ids(const at::Tensor& doc_ids);
 struct LayerState {
   virtual ~LayerState() = default;
   virtual int64_t bytes() const = 0;
+  // The most bytes it will hold while taking `more_tokens` more tokens, to check a context against the
+  // memory before running it. Fixed-size states (recurrent states, KV rings) hold bytes() forever.
+  virtual int64_t bytes_after(int64_t /*more_tokens*/) const { return bytes(); }
 };
 
 }  // namespace swarmt::nn

@@ -44,6 +44,9 @@ struct KVCache {
   int64_t capacity = 0;  // ring size; 0 = grow without bound
   int64_t seen = 0;      // tokens appended so far (the next token's absolute position)
   int64_t bytes() const;
+  // A ring stays at bytes(); a growing cache holds the slots it grows to when `more_tokens` arrive at once
+  // (arriving in pieces, its doubling can reach up to twice that).
+  int64_t bytes_after(int64_t more_tokens) const;
 };
 
 KVCache make_kv_cache(int64_t batch, int64_t kv_heads, int64_t head_dim, int64_t capacity,

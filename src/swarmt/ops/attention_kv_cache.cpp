@@ -39,10 +39,16 @@ void ring_write_positions(at::Tensor& positions, int64_t first_position, int64_t
 }
 
 // Growing cache: makes room for `needed` slots, doubling so that appending N tokens copies O(N) in total.
+// Slots of a growing cache once it has room for `needed` tokens: it at least doubles, so that decoding
+// token by token copies the cache O(log N) times.
+int64_t grown_slots(int64_t slots, int64_t needed) {
+  return needed <= slots ? slots : std::max<int64_t>({needed, 2 * slots, 16});
+}
+
 void reserve_slots(KVCache& cache, int64_t needed) {
   const int64_t slots = cache.k.size(2);
   if (needed <= slots) return;
-  const int64_t grown = std::max<int64_t>({needed, 2 * slots, 16});
+  const int64_t grown = grown_slots(slots, needed);
   auto grow = [&](const at::Tensor& old, int64_t dim, const at::Scalar& fill) {
     std::vector<int64_t> sizes = old.sizes().vec();
     sizes[dim] = grown;
@@ -98,6 +104,14 @@ int64_t KVCache::bytes() const {
   for (const auto* t : {&k, &v, &positions})
     if (t->defined()) total += static_cast<int64_t>(t->numel() * t->element_size());
   return total;
+}
+
+int64_t KVCache::bytes_after(int64_t more_tokens) const {
+  if (capacity > 0 || !k.defined()) return bytes();
+  // One slot: a key and a value of (B, Hkv, D), and its position.
+  const int64_t slot = 2 * k.size(0) * k.size(1) * k.size(3) * static_cast<int64_t>(k.element_size()) +
+                       static_cast<int64_t>(sizeof(int64_t));
+  return slot * grown_slots(k.size(2), seen + more_tokens);
 }
 
 KVCache make_kv_cache(int64_t batch, int64_t kv_heads, int64_t head_dim, int64_t capacity, at::ScalarType dtype,

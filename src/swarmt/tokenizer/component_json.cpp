@@ -55,4 +55,10 @@ MetaspaceOptions read_metaspace_options(const JsonView& view) {
   return options;
 }
 
+void check_chain_growth(const std::string& where, const char* what, size_t step, size_t original, size_t now) {
+  SWARMT_CHECK_INPUT(now <= kMaxChainGrowth * original + kChainGrowthSlack, where, ": step ", step,
+                     " grew the text from ", original, " to ", now, " bytes (more than ", kMaxChainGrowth,
+                     " times): the ", what, " chain multiplies its input");
+}
+
 }  // namespace swarmt::tokenizer

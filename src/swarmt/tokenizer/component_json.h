@@ -35,6 +35,16 @@ std::string component_type(const Json& json, const ComponentPath& where);
 // A JSON array field of a component (e.g. Sequence's "normalizers"); BadInput if not an array.
 const Json& component_list(const JsonView& view, const std::string& key);
 
+// Real normalizer and decoder chains grow a text by a small factor (NFKC expands a code point to at
+// most 18, "▁" for " " is 3 bytes for 1). Steps that each multiply the text compose exponentially (20
+// Replace steps "a" -> "aa" turn 1 byte into 1 MiB), so a malformed tokenizer.json could exhaust memory
+// on any input. A Sequence checks its text after every step against this bound and refuses the chain:
+// BadInput "<where>: step <i> grew the text from <original> to <now> bytes (more than 64 times): the
+// <what> chain multiplies its input".
+constexpr size_t kMaxChainGrowth = 64;
+constexpr size_t kChainGrowthSlack = 4096;
+void check_chain_growth(const std::string& where, const char* what, size_t step, size_t original, size_t now);
+
 // Options of Metaspace, shared by the pre-tokenizer and the decoder of that name.
 enum class PrependScheme { Always, First, Never };
 struct MetaspaceOptions {

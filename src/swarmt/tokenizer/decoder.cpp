@@ -125,13 +125,24 @@ class MetaspaceDecoder : public Decoder {
 
 class SequenceDecoder : public Decoder {
  public:
-  explicit SequenceDecoder(std::vector<std::unique_ptr<Decoder>> steps) : steps_(std::move(steps)) {}
+  SequenceDecoder(std::vector<std::unique_ptr<Decoder>> steps, std::string where)
+      : steps_(std::move(steps)), where_(std::move(where)) {}
   void decode_chain(std::vector<std::string>& tokens) const override {
-    for (const auto& step : steps_) step->decode_chain(tokens);
+    const size_t original = total_size(tokens);
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      steps_[i]->decode_chain(tokens);
+      check_chain_growth(where_, "decoder", i, original, total_size(tokens));
+    }
   }
 
  private:
+  static size_t total_size(const std::vector<std::string>& tokens) {
+    size_t n = 0;
+    for (const auto& t : tokens) n += t.size();
+    return n;
+  }
   std::vector<std::unique_ptr<Decoder>> steps_;
+  std::string where_;
 };
 
 }  // namespace
@@ -158,7 +169,7 @@ std::unique_ptr<Decoder> make_decoder(const Json& json, const ComponentPath& whe
     const Json& list = component_list(view, "decoders");
     std::vector<std::unique_ptr<Decoder>> steps;
     for (size_t i = 0; i < list.size(); ++i) steps.push_back(make_decoder(list[i], where.element("decoders", i)));
-    return std::make_unique<SequenceDecoder>(std::move(steps));
+    return std::make_unique<SequenceDecoder>(std::move(steps), where.describe("decoders"));
   }
   throw_unsupported_component(where, type, "ByteLevel, ByteFallback, Fuse, Replace, Strip, Metaspace, Sequence");
 }

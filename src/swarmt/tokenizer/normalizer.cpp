@@ -73,25 +73,15 @@ class StripNormalizer : public Normalizer {
   bool left_, right_;
 };
 
-// Real normalizer chains grow a text by a small factor (NFKC expands a code point to at most 18, "▁" for
-// " " is 3 bytes for 1). Steps that each multiply the text compose exponentially (20 Replace steps "a" ->
-// "aa" turn 1 byte into 1 MiB), so a malformed tokenizer.json could exhaust memory on any input; past
-// this bound the chain is refused.
-constexpr size_t kMaxNormalizedGrowth = 64;
-constexpr size_t kNormalizedSlack = 4096;
-
 class SequenceNormalizer : public Normalizer {
  public:
   SequenceNormalizer(std::vector<std::unique_ptr<Normalizer>> steps, std::string where)
       : steps_(std::move(steps)), where_(std::move(where)) {}
   std::string normalize(std::string text) const override {
-    const size_t bound = kMaxNormalizedGrowth * text.size() + kNormalizedSlack;
     const size_t original = text.size();
     for (size_t i = 0; i < steps_.size(); ++i) {
       text = steps_[i]->normalize(std::move(text));
-      SWARMT_CHECK_INPUT(text.size() <= bound, where_, ": step ", i, " grew the text from ", original, " to ",
-                         text.size(), " bytes (more than ", kMaxNormalizedGrowth,
-                         " times): the normalizer chain multiplies its input");
+      check_chain_growth(where_, "normalizer", i, original, text.size());
     }
     return text;
   }

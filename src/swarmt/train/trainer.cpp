@@ -13,8 +13,10 @@
 #include "swarmt/core/atomic_file.h"
 #include "swarmt/core/checkpoint.h"
 #include "swarmt/core/error.h"
+#include "swarmt/core/kill_point.h"
 #include "swarmt/core/progress_bar.h"
 #include "swarmt/core/safetensors_torch.h"
+#include "swarmt/dist/gradient_reducer.h"
 #include "swarmt/train/autocast.h"
 
 namespace fs = std::filesystem;
@@ -118,11 +120,19 @@ double Trainer::evaluate() {
   int64_t count = 0;
   const int64_t rows = std::max<int64_t>(1, options_.batch_size / options_.grad_accum);
   StepPlan plan = task_.plan(options_.max_steps - 1, options_.max_steps);  // evaluate as the model ends training
-  for (int64_t i = 0; i < options_.eval_batches; ++i) {
+  // Data parallel: rank r takes batches r, r + W, ...; the sums are then added over ranks.
+  const int64_t rank = group_ ? group_->rank() : 0, world = group_ ? group_->world_size() : 1;
+  for (int64_t i = rank; i < options_.eval_batches; i += world) {
     auto batch = task_.validation_batch(i, rows);
     auto terms = task_.loss(batch, plan);
     total += terms.sum.item<double>();
     count += terms.count;
+  }
+  if (group_) {
+    auto sums = at::tensor({total, static_cast<double>(count)}, at::kDouble);
+    group_->allreduce_sum(sums);
+    total = sums[0].item<double>();
+    count = static_cast<int64_t>(sums[1].item<double>());
   }
   return count > 0 ? total / static_cast<double>(count) : -1.0;
 }
@@ -171,7 +181,12 @@ int64_t Trainer::load_checkpoint(AdamW& optimizer, int64_t& tokens_seen) {
 }
 
 TrainResult Trainer::run(bool resume) {
-  fs::create_directories(run_dir_);
+  const int64_t rank = group_ ? group_->rank() : 0, world = group_ ? group_->world_size() : 1;
+  const bool writer = rank == 0;  // the one rank that writes metrics, checkpoints and the model
+  SWARMT_CHECK_INPUT(options_.batch_size % (world * options_.grad_accum) == 0, "training.batch_size (",
+                     options_.batch_size, ") must be divisible by the number of processes (", world,
+                     ") times training.grad_accum (", options_.grad_accum, ")");
+  if (writer) fs::create_directories(run_dir_);
   auto parameters = task_.trainable_parameters();
   SWARMT_CHECK_INPUT(!parameters.empty(), "nothing to train: every parameter is frozen");
   AdamW optimizer(parameters, options_.adamw);
@@ -183,8 +198,8 @@ TrainResult Trainer::run(bool resume) {
     // Without a checkpoint (killed before the first one completed) the run restarts at step 0, so the
     // steps the killed run logged are dropped too.
     start_step = std::max<int64_t>(loaded, 0);
-    truncate_metrics(metrics_path, start_step);
-    if (!quiet_) {
+    if (writer) truncate_metrics(metrics_path, start_step);
+    if (!quiet_ && writer) {
       if (loaded >= 0) {
         std::cerr << "resuming " << run_dir_ << " from step " << start_step << std::endl;
       } else {
@@ -196,17 +211,29 @@ TrainResult Trainer::run(bool resume) {
                        " already holds a training run (checkpoints/); pass --resume to continue it, or choose "
                        "another --out");
     std::error_code ec;
-    fs::remove(metrics_path, ec);
+    if (writer) fs::remove(metrics_path, ec);
   }
 
-  std::ofstream metrics(metrics_path, std::ios::app);
-  SWARMT_CHECK_INPUT(metrics.good(), metrics_path, ": cannot open for writing");
+  std::ofstream metrics;
+  if (writer) {
+    metrics.open(metrics_path, std::ios::app);
+    SWARMT_CHECK_INPUT(metrics.good(), metrics_path, ": cannot open for writing");
+  }
+  // Every rank starts from rank 0's weights (as PyTorch's DDP), and sums its gradients with the others.
+  std::vector<at::Tensor> tensors;
+  for (const auto& p : parameters) tensors.push_back(p.tensor);
+  std::unique_ptr<dist::GradientReducer> reducer;
+  if (group_) {
+    at::NoGradGuard no_grad;
+    group_->broadcast(tensors, 0);
+    reducer = std::make_unique<dist::GradientReducer>(*group_, tensors);
+  }
   ProgressBarOptions bar_options;
-  bar_options.quiet = quiet_;
+  bar_options.quiet = quiet_ || !writer;
   bar_options.unit = "step";
   ProgressBar bar(options_.max_steps, "train", bar_options);
 
-  const int64_t micro_rows = options_.batch_size / options_.grad_accum;
+  const int64_t rank_rows = options_.batch_size / world, micro_rows = rank_rows / options_.grad_accum;
   TrainResult result;
   double window_tokens = 0, window_seconds = 0;
   int64_t bad_in_a_row = 0;
@@ -223,21 +250,35 @@ TrainResult Trainer::run(bool resume) {
     std::vector<data::Batch> micro;
     int64_t step_targets = 0, step_tokens = 0;
     for (int64_t m = 0; m < options_.grad_accum; ++m) {
-      micro.push_back(task_.train_batch(plan, step * options_.batch_size + m * micro_rows, micro_rows));
+      const int64_t first = step * options_.batch_size + rank * rank_rows + m * micro_rows;
+      micro.push_back(task_.train_batch(plan, first, micro_rows));
       step_targets += micro.back().num_target_tokens();
       step_tokens += micro.back().tokens.numel();
+    }
+    if (group_) {  // the step's loss is a mean over the targets of every rank
+      auto counts = at::tensor({static_cast<double>(step_targets), static_cast<double>(step_tokens)}, at::kDouble);
+      group_->allreduce_sum(counts);
+      step_targets = static_cast<int64_t>(counts[0].item<double>());
+      step_tokens = static_cast<int64_t>(counts[1].item<double>());
     }
     optimizer.zero_grad();
     double loss_sum = 0.0;
     {
       AutocastGuard autocast(task_.device().type(), options_.bf16);
-      for (auto& batch : micro) {
-        auto terms = task_.loss(batch, plan);
+      for (size_t m = 0; m < micro.size(); ++m) {
+        if (reducer && m + 1 == micro.size()) reducer->prepare_for_backward();
+        auto terms = task_.loss(micro[m], plan);
         if (terms.count == 0) continue;
         auto scaled = terms.sum / static_cast<double>(std::max<int64_t>(1, step_targets));
         scaled.backward();
         loss_sum += terms.sum.item<double>();
       }
+    }
+    if (reducer) {
+      reducer->finish();
+      auto sum = at::tensor({loss_sum}, at::kDouble);
+      group_->allreduce_sum(sum);
+      loss_sum = sum.item<double>();
     }
     const double loss = step_targets > 0 ? loss_sum / static_cast<double>(step_targets) : 0.0;
     const double grad_norm = clip_grad_norm(parameters, options_.clip_grad_norm);
@@ -267,7 +308,8 @@ TrainResult Trainer::run(bool resume) {
     if (on_step) on_step(step, loss);
 
     const int64_t done = step + 1;
-    if (done % options_.log_every == 0 || done == options_.max_steps || !finite) {  // skipped steps always
+    kill_point("train step");
+    if (writer && (done % options_.log_every == 0 || done == options_.max_steps || !finite)) {  // skipped steps always
       Json line{{"step", done},      {"loss", loss},         {"lr", lr},
                 {"grad_norm", grad_norm}, {"tokens", tokens_seen}, {"tokens_per_s", window_tokens / std::max(1e-9, window_seconds)},
                 {"skipped", !finite}};
@@ -286,26 +328,30 @@ TrainResult Trainer::run(bool resume) {
 
     if (options_.eval_every > 0 && done % options_.eval_every == 0 && done != options_.max_steps) {
       double val = evaluate();
-      if (val >= 0) {
+      if (val >= 0 && writer) {
         metrics << Json{{"step", done}, {"val_loss", val}}.dump() << "\n";
         metrics.flush();
       }
     }
-    if (options_.checkpoint_every > 0 && done % options_.checkpoint_every == 0 && done != options_.max_steps)
+    if (writer && options_.checkpoint_every > 0 && done % options_.checkpoint_every == 0 && done != options_.max_steps)
       save_checkpoint(done, optimizer, tokens_seen);
   }
   bar.finish();
 
   result.steps = options_.max_steps;
   result.final_val_loss = evaluate();
-  if (result.final_val_loss >= 0) {
+  if (result.final_val_loss >= 0 && writer) {
     metrics << Json{{"step", options_.max_steps}, {"val_loss", result.final_val_loss}}.dump() << "\n";
     metrics.flush();
   }
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
   result.tokens_per_second = static_cast<double>(run_tokens) / std::max(1e-9, elapsed);
-  if (start_step < options_.max_steps) save_checkpoint(options_.max_steps, optimizer, tokens_seen);
-  task_.export_model(run_dir_);
+  if (writer) {
+    if (start_step < options_.max_steps) save_checkpoint(options_.max_steps, optimizer, tokens_seen);
+    task_.export_model(run_dir_);
+  }
+  // The others wait for the model to be written, so that "every process exited" means "the run is on disk".
+  if (group_) group_->barrier();
   return result;
 }
 
