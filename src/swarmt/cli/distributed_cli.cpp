@@ -1,6 +1,7 @@
 #include "swarmt/cli/distributed_cli.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "swarmt/core/error.h"
 #include "swarmt/core/threads.h"
@@ -22,7 +23,7 @@ std::optional<int> launch_if_requested(const DistributedCliOptions& o, const Glo
                        "--nnodes and --node-rank need --nproc-per-node (workers per machine)");
     return std::nullopt;
   }
-  SWARMT_CHECK_INPUT(!dist::read_distributed_env().active(),
+  SWARMT_CHECK_INPUT(std::getenv("WORLD_SIZE") == nullptr,
                      "--nproc-per-node was given to a process that is already a worker (WORLD_SIZE is set); start "
                      "either the built-in launcher or an external one, not both");
   dist::LaunchOptions launch = o.launch;
