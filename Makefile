@@ -36,6 +36,7 @@ demo: build
 bench: build
 	$(BUILD_DIR)/swarmt bench kernels --json $(BUILD_DIR)/bench_kernels.json
 	bash scripts/bench_models.sh $(BUILD_DIR)
+	bash scripts/bench_data_parallel.sh $(BUILD_DIR)
 
 clean:
 	rm -rf $(BUILD_DIR)
