@@ -36,6 +36,17 @@ Json tiny_swax_json() {
               {"intermediate_size", 40}, {"bos_token_id", 1}, {"eos_token_id", 2}, {"pad_token_id", 0}};
 }
 
+// A Gemma-3 text model: sliding-window layers (window 4, shorter than a segment) beside a global one,
+// scaled embeddings, two RoPE bases.
+Json tiny_gemma3_json() {
+  return Json{{"model_type", "gemma3_text"}, {"hidden_size", 24}, {"num_hidden_layers", 3},
+              {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"head_dim", 6}, {"intermediate_size", 40},
+              {"hidden_activation", "gelu_pytorch_tanh"}, {"query_pre_attn_scalar", 6}, {"sliding_window", 4},
+              {"sliding_window_pattern", 2}, {"rope_theta", 1000000.0}, {"rope_local_base_freq", 10000.0},
+              {"rms_norm_eps", 1e-6}, {"vocab_size", 37}, {"bos_token_id", 1}, {"eos_token_id", 2},
+              {"pad_token_id", 0}};
+}
+
 ArmtConfig small_armt(int64_t segment = 6, Json layers = "all") {
   return ArmtConfig::from_json(Json{{"segment_size", segment}, {"num_memory_tokens", 3}, {"d_mem", 4},
                                     {"memory_layers", layers}, {"seed", 3}},
@@ -70,7 +81,7 @@ void expect_close(const at::Tensor& a, const at::Tensor& b, double tol = 1e-9) {
 }
 
 TEST(ArmtModel, wrapped_model_equals_base_model_at_initialisation) {
-  for (const Json& config : {tiny_llama_json(), tiny_swax_json()}) {
+  for (const Json& config : {tiny_llama_json(), tiny_swax_json(), tiny_gemma3_json()}) {
     auto base = make_base(config);
     ArmtModel armt(base, small_armt(6));
     armt.to(at::kDouble);
@@ -231,7 +242,7 @@ TEST(ArmtModel, checkpointed_and_truncated_backprop_give_the_loss_of_the_plain_v
 }
 
 TEST(ArmtModel, streaming_in_any_chunks_equals_the_full_forward) {
-  for (const Json& config : {tiny_llama_json(), tiny_swax_json()}) {
+  for (const Json& config : {tiny_llama_json(), tiny_swax_json(), tiny_gemma3_json()}) {
     auto base = make_base(config);
     ArmtModel armt(base, small_armt(6, "alternate"));
     armt.to(at::kDouble);
