@@ -87,8 +87,8 @@ TEST(DataParallel, a_run_resumes_with_a_different_number_of_processes) {
   expect_same_training(tmp.file("one"), tmp.file("mixed"), 20);
 }
 
-// eps is 1e-3 here, not the default 1e-8. From the 3-segment stage on, memory writes subtract
-// Aᵀφ(k) / (zᵀφ(k) + eps), which is ill-conditioned with eps = 1e-8 where zᵀφ(k) is near 0: float rounding
+// eps is 1e-3 here, not the default 1e-5. From the 3-segment stage on, memory writes subtract
+// Aᵀφ(k) / (zᵀφ(k) + eps), which is ill-conditioned with a small eps where zᵀφ(k) is near 0: float rounding
 // differences of 1e-7 grow to different gradients within a step (grad norm 2.35 vs 1.33), and then even
 // ONE process with grad_accum 2 departs from one process with grad_accum 1. Two processes did match one
 // process with grad_accum 2 there to every printed digit, so the reducer is not the cause.
