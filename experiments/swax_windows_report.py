@@ -65,7 +65,8 @@ def main():
         m["mqar_mean_beyond_T"] = beyond(m["mqar"])
 
     md = [f"# SWAX window sizes ({a.mode} mode)", "",
-          f"Command: `{results['command']}` ({a.seconds // 60} min {a.seconds % 60} s on this run). "
+          f"Command: `{results['command']}` ({a.seconds // 60} min {a.seconds % 60} s on this run; models already "
+          "trained in the work directory are reused, and the training table gives each one's own time). "
           f"Training length T = {T} tokens; scores in percent; every number is in `results.json`.", "",
           "## Summary", ""]
     rows = [[m, v["layer_pattern"], schedule_text(v["window_schedule"]), fmt(v["validation_loss"], 3),
