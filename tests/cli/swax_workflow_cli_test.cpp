@@ -88,6 +88,18 @@ TEST(TrainCli, train_resume_generate_and_eval_a_tiny_swax_model) {
   const Json j = Json::parse(results);
   EXPECT_NE(j.dump().find("niah_multikey_1"), std::string::npos);
   EXPECT_FALSE(fs::is_empty(tmp.file("niah")));
+
+  // --max-new-tokens is also the room kept free for the answer: RULER's 128-token reserve would not
+  // leave space for the ~450-token prompt at 512 tokens, 40 tokens of room does.
+  auto reserve128 = testing::run_swarmt("-q eval niah --model " + tmp.file("run") +
+                                        " --lengths 512 --samples 1 --out " + tmp.file("niah512_default"));
+  EXPECT_NE(reserve128.exit_code, 0) << "a 512-token context cannot hold the prompt and 128 answer tokens";
+  auto reserve40 = testing::run_swarmt("-q eval niah --model " + tmp.file("run") +
+                                       " --lengths 512 --samples 1 --max-new-tokens 40 --out " + tmp.file("niah512"));
+  ASSERT_EQ(reserve40.exit_code, 0) << reserve40.err;
+  std::ifstream results512(tmp.file("niah512/results.json"));
+  for (const auto& sample : Json::parse(results512).at("samples"))
+    EXPECT_LE(sample.at("token_count").get<int64_t>() + 40, 512) << sample.dump();
 }
 
 // Text files -> token files -> a training run on them, validation on the held-out documents.

@@ -65,7 +65,11 @@ EvalRun run_niah(const infer::LoadedModel& model, const NiahRunOptions& options,
     double seconds = 0, prefill_tokens = 0, prefill_seconds = 0;
     int64_t count = 0;
     for (const auto& variant : options.variants) {
-      NiahGenerator generator(niah_variant(variant), options.seed, essay);
+      // RULER keeps 128 tokens free for the answer; a caller who decodes fewer (--max-new-tokens) only
+      // needs that much room, which lets short-context models be tested at their training length.
+      NiahTaskConfig task = niah_variant(variant);
+      if (options.max_new_tokens > 0) task.tokens_to_generate = options.max_new_tokens;
+      NiahGenerator generator(task, options.seed, essay);
       for (const auto& depth : depths) {
         auto fit = generator.fit_length(length, counter, depth);
         for (int64_t i = 0; i < options.samples; ++i) {

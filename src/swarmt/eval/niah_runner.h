@@ -20,7 +20,7 @@ struct NiahRunOptions {
   int64_t samples = 10;              // per (variant, length, depth)
   std::vector<double> depths;        // empty: RULER's random placement
   uint64_t seed = 42;
-  int64_t max_new_tokens = 0;        // 0: the expected answer's tokens + 8
+  int64_t max_new_tokens = 0;        // 0: the expected answer's tokens + 8; > 0 also sets the room kept free
   std::string essay_dir;             // "" : the built-in essay text
   bool quiet = false;
 };
