@@ -11,6 +11,7 @@
 
 #include "fuzz_harness.h"
 #include "swarmt/core/error.h"
+#include "swarmt/core/remove_tree.h"
 
 namespace fs = std::filesystem;
 
@@ -23,8 +24,7 @@ std::string& scratch_path() {
 }
 
 void remove_scratch() {
-  std::error_code ec;
-  if (!scratch_path().empty()) fs::remove_all(scratch_path(), ec);
+  if (!scratch_path().empty()) remove_tree(scratch_path());
 }
 
 }  // namespace

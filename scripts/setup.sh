@@ -20,6 +20,7 @@ packages=(
   libtorch-dev libopenblas0-pthread
   nlohmann-json3-dev libcli11-dev libpcre2-dev libunistring-dev
   libgtest-dev libgmock-dev libbenchmark-dev libgloo-dev
+  python3
 )
 
 missing=()

@@ -1,4 +1,5 @@
 #include "test_util.h"
+#include "swarmt/core/remove_tree.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,10 +28,7 @@ TempDir::TempDir() {
   throw std::runtime_error("cannot create a temporary directory");
 }
 
-TempDir::~TempDir() {
-  std::error_code ec;
-  fs::remove_all(path_, ec);
-}
+TempDir::~TempDir() { remove_tree(path_); }
 
 static std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -1,4 +1,5 @@
 #include "swarmt/core/atomic_file.h"
+#include "swarmt/core/remove_tree.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -34,10 +35,7 @@ void fsync_tree(const fs::path& root) {
   fsync_path(root.string());
 }
 
-void remove_quietly(const std::string& path) {
-  std::error_code ec;
-  fs::remove_all(path, ec);
-}
+void remove_quietly(const std::string& path) { remove_tree(path); }
 
 }  // namespace
 

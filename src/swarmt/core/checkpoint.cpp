@@ -1,4 +1,5 @@
 #include "swarmt/core/checkpoint.h"
+#include "swarmt/core/remove_tree.h"
 
 #include <signal.h>
 
@@ -217,7 +218,6 @@ std::optional<CheckpointStatus> latest_valid_checkpoint(const std::string& run_d
 std::vector<std::string> prune_checkpoints(const std::string& run_dir, int keep_last, std::vector<std::string>* warnings) {
   SWARMT_CHECK_INPUT(keep_last >= 1, run_dir, ": the number of checkpoints to keep must be at least 1 (got ", keep_last, ")");
   std::vector<std::string> removed;
-  std::error_code ec;
   std::vector<CheckpointStatus> all = check_checkpoints(run_dir, VerifyLevel::Sizes);
   int valid_seen = 0;
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
@@ -227,7 +227,7 @@ std::vector<std::string> prune_checkpoints(const std::string& run_dir, int keep_
       const std::string doomed = sibling_temp_path(it->path, "old");
       const bool hidden = ::rename(it->path.c_str(), doomed.c_str()) == 0;
       kill_point("checkpoint.pruned_not_removed");
-      fs::remove_all(hidden ? doomed : it->path, ec);
+      remove_tree(hidden ? doomed : it->path);
       removed.push_back(it->path);
     } else if (it->valid) {
       ++valid_seen;
@@ -239,7 +239,7 @@ std::vector<std::string> prune_checkpoints(const std::string& run_dir, int keep_
     const long pid = writer_pid_of_temp(fs::path(temp).filename().string());
     const bool writer_gone = pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
     if (!writer_gone) continue;
-    fs::remove_all(temp, ec);
+    remove_tree(temp);
     removed.push_back(temp);
   }
   return removed;

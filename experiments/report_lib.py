@@ -1,0 +1,67 @@
+"""Helpers shared by the experiment reports: reading swarmt outputs, writing results.json and README.md."""
+import json
+import math
+import os
+
+
+def read_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"report: cannot read {path}: {e}")
+
+
+def read_metrics(path):
+    """The last training record and the last validation record of a metrics.jsonl."""
+    train, val = {}, {}
+    try:
+        with open(path) as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                record = json.loads(line)
+                if "val_loss" in record:
+                    val = record
+                elif "loss" in record:
+                    train = record
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"report: cannot read {path}: {e}")
+    return train, val
+
+
+def _mean(item):
+    m = item.get("mean")
+    return None if m is None or (isinstance(m, float) and math.isnan(m)) else m
+
+
+def eval_scores(summary_path):
+    """Scores of one `swarmt eval` report: overall, by length, by variant and length (keys are strings)."""
+    agg = read_json(summary_path)["aggregates"]
+    by_vl = {}
+    for item in agg["by_variant_length"]:
+        by_vl.setdefault(item["variant"], {})[str(item["length"])] = _mean(item)
+    return {"lengths": agg["lengths"], "variants": agg["variants"], "overall": _mean({"mean": agg.get("overall")}),
+            "by_length": {str(item["length"]): _mean(item) for item in agg["by_length"]},
+            "by_variant_length": by_vl}
+
+
+def fmt(value, digits=1):
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def markdown_table(header, rows):
+    lines = ["| " + " | ".join(str(h) for h in header) + " |",
+             "|" + "|".join("---" if i == 0 else "--:" for i in range(len(header))) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return lines
+
+
+def write_outputs(directory, results, markdown_lines):
+    os.makedirs(directory, exist_ok=True)
+    for name, text in (("results.json", json.dumps(results, indent=1) + "\n"),
+                       ("README.md", "\n".join(markdown_lines) + "\n")):
+        tmp = os.path.join(directory, name + ".tmp")
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, os.path.join(directory, name))
