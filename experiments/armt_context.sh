@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Claim 2 (specs/armt.md): ARMT extends a pretrained decoder with a context of T tokens to inputs many
+# times longer, at a cost linear in the length and a memory footprint that does not grow.
+#
+# The base model and ARMT are trained as described in experiments/armt_common.sh; then, on long-document
+# QA and on needles among distractor facts at 1, 2, 4, 8, 16 and 32 segments (T = 256 tokens each):
+#   armt           ARMT, memory in all layers
+#   base_last_T    the fine-tuned base model, given only the last T tokens (its training context)
+#   base_full      the same base model with full attention over the whole input
+# and `swarmt armt cost` for FLOPs and peak memory of ARMT vs the base with full attention by length.
+#
+# Usage: experiments/armt_context.sh [--quick] [BUILD_DIR]
+#   --quick: every budget cut (about 10 minutes); full: the recipe of scripts/armt_e2e.sh.
+#   Work files go to BUILD_DIR/experiments/armt[_quick]/, results to docs/results/armt_context[_quick]/.
+source "$(dirname "$0")/armt_common.sh"
+RESULTS=docs/results/armt_context$SUFFIX
+start=$(date +%s)
+prepare_data
+train_base
+train_armt armt armt_train.json
+evaluate armt armt
+evaluate base_last_T base_answer --context-limit $T
+evaluate base_full base_answer
+[ -f "$WORK/cost.json" ] || "$S" -q armt cost --model "$WORK/armt" --segments 1,2,4,8,16,32,64 --json "$WORK/cost.json" > /dev/null
+mkdir -p "$RESULTS"
+for task in qa needles; do
+  "$S" -q eval compare "$WORK/eval/$task/armt" "$WORK/eval/$task/base_last_T" "$WORK/eval/$task/base_full" \
+    --out "$WORK/compare/$task" --title "ARMT vs base: $task" > /dev/null
+  cp "$WORK/compare/$task/compare.svg" "$RESULTS/$task.svg"
+done
+python3 experiments/armt_report.py context "$WORK" "$RESULTS" --mode $MODE --seconds $(( $(date +%s) - start )) \
+  --models armt base_last_T base_full
+echo "results: $RESULTS/README.md"

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Claim 3 (specs/armt.md): memory in a middle-upper subset of about 20% of the layers keeps most of the
+# benefit of memory in all layers, with fewer memory parameters and less work per segment.
+#
+# Two ARMT models over the same fine-tuned base with the same curriculum (experiments/armt_common.sh):
+#   armt       memory in all layers (shared with experiments/armt_context.sh)
+#   armt_mid   memory in the middle-upper 20% of the layers ("middle_upper:0.2")
+# evaluated on the same long QA and needle sets at 1 ... 32 segments.
+#
+# Usage: experiments/armt_memory_layers.sh [--quick] [BUILD_DIR]
+#   Run after experiments/armt_context.sh (same mode): the base model and `armt` are reused from the
+#   work directory; run alone, this command trains them first. Results go to
+#   docs/results/armt_memory_layers[_quick]/.
+source "$(dirname "$0")/armt_common.sh"
+RESULTS=docs/results/armt_memory_layers$SUFFIX
+start=$(date +%s)
+prepare_data
+train_base
+train_armt armt armt_train.json
+train_armt armt_mid armt_mid_train.json
+evaluate armt armt
+evaluate armt_mid armt_mid
+for m in armt armt_mid; do
+  [ -f "$WORK/cost_$m.json" ] || "$S" -q armt cost --model "$WORK/$m" --segments 1,8,32 --json "$WORK/cost_$m.json" > /dev/null
+done
+mkdir -p "$RESULTS"
+for task in qa needles; do
+  "$S" -q eval compare "$WORK/eval/$task/armt" "$WORK/eval/$task/armt_mid" \
+    --out "$WORK/compare/layers_$task" --title "ARMT memory layers: $task" > /dev/null
+  cp "$WORK/compare/layers_$task/compare.svg" "$RESULTS/$task.svg"
+done
+python3 experiments/armt_report.py layers "$WORK" "$RESULTS" --mode $MODE --seconds $(( $(date +%s) - start )) \
+  --models armt armt_mid --swarmt "$S"
+echo "results: $RESULTS/README.md"
