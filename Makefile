@@ -6,7 +6,7 @@ CMAKE_ARGS ?=
 # Unity (batched) compilation: fastest cold build. UNITY=OFF for edit-compile cycles (see README).
 UNITY ?= ON
 
-.PHONY: all setup configure build test demo bench fixtures clean test-sanitize fuzz
+.PHONY: all setup configure build test demo bench fixtures clean test-sanitize fuzz experiments experiments-quick
 
 all: build
 
@@ -37,6 +37,15 @@ bench: build
 	$(BUILD_DIR)/swarmt bench kernels --json $(BUILD_DIR)/bench_kernels.json
 	bash scripts/bench_models.sh $(BUILD_DIR)
 	bash scripts/bench_data_parallel.sh $(BUILD_DIR)
+
+# The papers' claims at small scale (experiments/, docs/results/README.md): each experiment is one
+# command; full mode takes up to an hour each on 2 cores, quick mode about 10 minutes each.
+EXPERIMENTS = swax_windows armt_context armt_memory_layers
+experiments: build
+	for e in $(EXPERIMENTS); do bash experiments/$$e.sh $(BUILD_DIR) || exit 1; done
+
+experiments-quick: build
+	for e in $(EXPERIMENTS); do bash experiments/$$e.sh --quick $(BUILD_DIR) || exit 1; done
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -23,6 +23,8 @@ else WORK=$BUILD/experiments/armt EXAMPLES=50 TRAIN_EXAMPLES=0 SUFFIX=; fi
 T=256
 SEGMENTS="1 2 4 8 16 32"
 EVAL_LENGTHS=$(for n in $SEGMENTS; do printf '%s,' $((n * T)); done | sed 's/,$//')
+# Five facts with their filler need more than one segment (about 340 tokens), so needles start at 2T.
+NEEDLE_LENGTHS=${EVAL_LENGTHS#*,}
 mkdir -p "$WORK"
 
 synth() {  # name lengths samples seed [distractors]
@@ -49,11 +51,11 @@ prepare_data() {
   synth qa_4seg 1024 3200 4
   synth qa_8seg 2048 3200 5
   synth qa_8seg_val 2048 32 6
-  # Evaluation: the fact alone (qa), and the fact among 4 distractor facts of the same form (needles).
+  # Evaluation: the fact alone (qa), and the fact among 4 distractor facts of the same form (needles, from 2T).
   [ -f "$WORK/eval_qa.jsonl" ] || "$S" -q data synth long_qa --tokenizer byte --distractors 0 \
       --lengths "$EVAL_LENGTHS" --samples "$EXAMPLES" --seed 101 --out "$WORK/eval_qa.jsonl"
   [ -f "$WORK/eval_needles.jsonl" ] || "$S" -q data synth long_qa --tokenizer byte --distractors 4 \
-      --lengths "$EVAL_LENGTHS" --samples "$EXAMPLES" --seed 102 --out "$WORK/eval_needles.jsonl"
+      --lengths "$NEEDLE_LENGTHS" --samples "$EXAMPLES" --seed 102 --out "$WORK/eval_needles.jsonl"
   python3 experiments/armt_configs.py configs/armt $MODE "$WORK"
 }
 

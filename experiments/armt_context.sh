@@ -3,7 +3,7 @@
 # times longer, at a cost linear in the length and a memory footprint that does not grow.
 #
 # The base model and ARMT are trained as described in experiments/armt_common.sh; then, on long-document
-# QA and on needles among distractor facts at 1, 2, 4, 8, 16 and 32 segments (T = 256 tokens each):
+# QA at 1, 2, 4, 8, 16 and 32 segments (T = 256 tokens each) and on needles among distractor facts at 2 ... 32:
 #   armt           ARMT, memory in all layers
 #   base_last_T    the fine-tuned base model, given only the last T tokens (its training context)
 #   base_full      the same base model with full attention over the whole input

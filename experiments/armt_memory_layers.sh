@@ -5,7 +5,7 @@
 # Two ARMT models over the same fine-tuned base with the same curriculum (experiments/armt_common.sh):
 #   armt       memory in all layers (shared with experiments/armt_context.sh)
 #   armt_mid   memory in the middle-upper 20% of the layers ("middle_upper:0.2")
-# evaluated on the same long QA and needle sets at 1 ... 32 segments.
+# evaluated on the same long QA (1 ... 32 segments) and needle (2 ... 32 segments) sets.
 #
 # Usage: experiments/armt_memory_layers.sh [--quick] [BUILD_DIR]
 #   Run after experiments/armt_context.sh (same mode): the base model and `armt` are reused from the

@@ -93,5 +93,117 @@ TEST(ExperimentReport, a_missing_evaluation_is_reported_with_its_path) {
   EXPECT_FALSE(fs::exists(tmp.file("results/results.json"))) << "nothing is written from partial inputs";
 }
 
+
+// The ARMT reports: a base model trained for two steps, an ARMT model over it with memory in every layer
+// and one with memory in the last layer only, real `eval qa` runs and `armt cost` tables. The work
+// directory is built once for the suite; each test writes its own results directory.
+struct ArmtExperimentReport : ::testing::Test {
+  static void SetUpTestSuite() {
+    tmp = new TempDir();
+    work = tmp->file("work");
+    if (std::system("python3 -c 'import json' > /dev/null 2>&1") != 0) return;
+    fs::create_directories(work);
+    write_file(work + "/base.json", R"({
+      "model": {"model_type": "llama", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
+                "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 64, "vocab_size": 259,
+                "tie_word_embeddings": true, "bos_token_id": 257, "eos_token_id": 258, "pad_token_id": 256},
+      "tokenizer": "byte", "sequence_length": 64,
+      "data": {"train": {"type": "synthetic", "tasks": [{"task": "essay"}]},
+               "validation": {"type": "synthetic", "seed": 7, "tasks": [{"task": "essay"}]}},
+      "training": {"max_steps": 2, "batch_size": 2, "log_every": 1, "eval_every": 2, "eval_batches": 1, "seed": 1}})");
+    run("-q train --config " + work + "/base.json --out " + work + "/base_answer");
+    for (const char* layers : {"\"all\"", "[1]"}) {
+      const std::string name = std::string(layers) == "[1]" ? "armt_mid" : "armt";
+      write_file(work + "/" + name + ".json",
+                 std::string(R"({"armt": {"segment_size": 64, "num_memory_tokens": 2, "d_mem": 8, "memory_layers": )") +
+                     layers + R"(}, "data": {"train": {"type": "synthetic", "loss": "all", "tasks": [{"task": "essay"}]}},
+                     "curriculum": {"segments": [2], "steps": [1]}, "training": {"batch_size": 1, "log_every": 1}})");
+      run("-q armt train --base " + work + "/base_answer --config " + work + "/" + name + ".json --out " + work + "/" + name);
+    }
+    run("-q data synth long_qa --tokenizer byte --lengths 256,512 --samples 2 --distractors 0 --seed 3 --out " + work +
+        "/qa.jsonl");
+    for (const char* task : {"qa", "needles"}) {
+      for (const char* name : {"armt", "armt_mid", "base_last_T"}) {
+        const std::string model = std::string(name) == "base_last_T" ? "base_answer --context-limit 64" : name;
+        run("-q eval qa --model " + work + "/" + model + " --data " + work + "/qa.jsonl --out " + work + "/eval/" +
+            task + "/" + name);
+      }
+    }
+    run("-q armt cost --model " + work + "/armt --segments 1,2 --json " + work + "/cost.json");
+    for (const char* name : {"armt", "armt_mid"})
+      run("-q armt cost --model " + work + "/" + name + " --segments 1,8,32 --json " + work + "/cost_" + name + ".json");
+  }
+  static void TearDownTestSuite() { delete tmp; }
+  static void run(const std::string& args) {
+    auto r = run_swarmt(args);
+    if (r.exit_code != 0) setup_error += "swarmt " + args + " failed:\n" + r.err;
+  }
+  void SetUp() override {
+    if (std::system("python3 -c 'import json' > /dev/null 2>&1") != 0) GTEST_SKIP() << "python3 is not installed";
+    ASSERT_TRUE(setup_error.empty()) << setup_error;
+  }
+  testing::CommandResult report(const std::string& kind, const std::string& models) {
+    const fs::path script = fs::path(SWARMT_TEST_DATA_DIR).parent_path().parent_path() / "experiments" / "armt_report.py";
+    return testing::run_shell("python3 " + script.string() + " " + kind + " " + work + " " + out_dir.path() +
+                              " --mode quick --seconds 5 --models " + models + " --swarmt " + SWARMT_BINARY);
+  }
+  static TempDir* tmp;
+  static std::string work;
+  static std::string setup_error;
+  TempDir out_dir;
+};
+TempDir* ArmtExperimentReport::tmp = nullptr;
+std::string ArmtExperimentReport::work;
+std::string ArmtExperimentReport::setup_error;
+
+TEST_F(ArmtExperimentReport, context_report_carries_scores_cost_and_peak_memory_into_results_json) {
+  auto r = report("context", "armt base_last_T");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const Json results = read_json(out_dir.path() + "/results.json");
+  for (const char* task : {"qa", "needles"}) {
+    for (const char* name : {"armt", "base_last_T"}) {
+      const Json summary = read_json(work + "/eval/" + task + "/" + name + "/summary.json");
+      const Json& model = results.at("models").at(name).at(task);
+      for (const auto& item : summary.at("aggregates").at("by_length")) {
+        const std::string length = std::to_string(item.at("length").get<int64_t>());
+        EXPECT_DOUBLE_EQ(model.at("by_length").at(length).get<double>(), item.at("mean").get<double>())
+            << name << " " << task << " at " << length;
+      }
+      for (const auto& res : summary.at("metadata").at("resources")) {
+        const std::string length = std::to_string(res.at("length").get<int64_t>());
+        EXPECT_DOUBLE_EQ(model.at("peak_rss_mib_by_length").at(length).get<double>(),
+                         res.at("peak_rss_bytes").get<double>() / (1 << 20));
+      }
+    }
+  }
+  const Json cost = read_json(work + "/cost.json");
+  ASSERT_EQ(results.at("cost").size(), cost.at("rows").size());
+  for (size_t i = 0; i < cost.at("rows").size(); ++i)
+    EXPECT_DOUBLE_EQ(results.at("cost")[i].at("armt_flops").get<double>(), cost.at("rows")[i].at("armt_flops").get<double>());
+  EXPECT_EQ(results.at("training").at("armt").at("steps"), 1);
+}
+
+TEST_F(ArmtExperimentReport, layers_report_reads_the_memory_layers_from_the_adapters) {
+  auto r = report("layers", "armt armt_mid");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const Json results = read_json(out_dir.path() + "/results.json");
+  EXPECT_EQ(results.at("memory").at("armt").at("memory_layers"), Json::array({0, 1}));
+  EXPECT_EQ(results.at("memory").at("armt_mid").at("memory_layers"), Json::array({1}));
+  const int64_t all = results.at("memory").at("armt").at("memory_parameters").get<int64_t>();
+  const int64_t one = results.at("memory").at("armt_mid").at("memory_parameters").get<int64_t>();
+  EXPECT_GT(one, 0);
+  EXPECT_LT(one, all);
+}
+
+TEST_F(ArmtExperimentReport, a_missing_cost_table_is_reported_with_its_path) {
+  // The suite's work directory is shared: the table is moved away for this test only.
+  fs::rename(work + "/cost.json", work + "/cost.json.away");
+  auto r = report("context", "armt base_last_T");
+  fs::rename(work + "/cost.json.away", work + "/cost.json");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE((r.out + r.err).find("cost.json"), std::string::npos) << r.out << r.err;
+  EXPECT_FALSE(fs::exists(out_dir.path() + "/results.json")) << "nothing is written from partial inputs";
+}
+
 }  // namespace
 }  // namespace swarmt
