@@ -26,13 +26,7 @@ EVAL_LENGTHS=$(for n in $SEGMENTS; do printf '%s,' $((n * T)); done | sed 's/,$/
 # Five facts with their filler need more than one segment (about 340 tokens), so needles start at 2T.
 NEEDLE_LENGTHS=${EVAL_LENGTHS#*,}
 mkdir -p "$WORK"
-
-synth() {  # name lengths samples seed [distractors]
-  local samples=$3
-  [ "$TRAIN_EXAMPLES" -gt 0 ] && [ "$samples" -gt "$TRAIN_EXAMPLES" ] && samples=$TRAIN_EXAMPLES
-  [ -f "$WORK/$1.jsonl" ] || "$S" -q data synth long_qa --tokenizer byte --distractors "${5:-0}" --lengths "$2" \
-      --samples "$samples" --seed "$4" --out "$WORK/$1.jsonl"
-}
+source configs/armt/training_data.sh
 
 timed() {  # out_dir command...: runs the command unless out_dir has a config.json, records its seconds
   local out=$1; shift
@@ -43,14 +37,7 @@ timed() {  # out_dir command...: runs the command unless out_dir has a config.js
 }
 
 prepare_data() {
-  synth base_qa 256 4000 1
-  synth base_qa_val 256 64 2
-  synth base_answer_qa 256 20000 11
-  synth base_answer_qa2 256 20000 13
-  synth qa_2seg 512 3200 3
-  synth qa_4seg 1024 3200 4
-  synth qa_8seg 2048 3200 5
-  synth qa_8seg_val 2048 32 6
+  MAX_SAMPLES=$TRAIN_EXAMPLES armt_training_data
   # Evaluation: the fact alone (qa), and the fact among 4 distractor facts of the same form (needles, from 2T).
   [ -f "$WORK/eval_qa.jsonl" ] || "$S" -q data synth long_qa --tokenizer byte --distractors 0 \
       --lengths "$EVAL_LENGTHS" --samples "$EXAMPLES" --seed 101 --out "$WORK/eval_qa.jsonl"
@@ -63,6 +50,12 @@ train_base() {
   timed "$WORK/base" "$S" train --config "$WORK/base_train.json" --out "$WORK/base" --nproc-per-node "$NPROC"
   timed "$WORK/base_answer_1" "$S" train --config "$WORK/base_answer_1.json" --out "$WORK/base_answer_1" --nproc-per-node "$NPROC"
   timed "$WORK/base_answer" "$S" train --config "$WORK/base_answer_2.json" --out "$WORK/base_answer" --nproc-per-node "$NPROC"
+}
+
+train_base_and_armt() {  # the stages both ARMT experiments share: data, base model, ARMT in all layers
+  prepare_data
+  train_base
+  train_armt armt armt_train.json
 }
 
 train_armt() {  # name config

@@ -15,9 +15,7 @@
 source "$(dirname "$0")/armt_common.sh"
 RESULTS=docs/results/armt_context$SUFFIX
 start=$(date +%s)
-prepare_data
-train_base
-train_armt armt armt_train.json
+train_base_and_armt
 evaluate armt armt
 evaluate base_last_T base_answer --context-limit $T
 evaluate base_full base_answer

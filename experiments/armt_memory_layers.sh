@@ -14,9 +14,7 @@
 source "$(dirname "$0")/armt_common.sh"
 RESULTS=docs/results/armt_memory_layers$SUFFIX
 start=$(date +%s)
-prepare_data
-train_base
-train_armt armt armt_train.json
+train_base_and_armt
 train_armt armt_mid armt_mid_train.json
 evaluate armt armt
 evaluate armt_mid armt_mid

@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_lib import eval_scores, fmt, markdown_table, read_json, read_metrics, write_outputs  # noqa: E402
+from report_lib import eval_scores, fmt, markdown_table, read_json, read_metrics, training_table, write_outputs  # noqa: E402
 
 TASKS = {"qa": "long QA (one fact in filler text)", "needles": "needles (the fact among 4 distractor facts)"}
 STAGES = ["base", "base_answer_1", "base_answer", "armt", "armt_mid"]
@@ -81,7 +81,8 @@ def main():
     T = 256
     models = {m: model_scores(a.work, m) for m in a.models}
     lengths = models[a.models[0]]["qa"]["lengths"]
-    stages = {s: stage_info(a.work, s) for s in STAGES if stage_info(a.work, s) is not None}
+    names = STAGES if a.kind == "layers" else [s for s in STAGES if s != "armt_mid"]
+    stages = {s: stage_info(a.work, s) for s in names if stage_info(a.work, s) is not None}
     script = "armt_context" if a.kind == "context" else "armt_memory_layers"
     command = f"experiments/{script}.sh" + (" --quick" if a.mode == "quick" else "")
     results = {"experiment": script, "mode": a.mode, "command": command, "wall_seconds": a.seconds,
@@ -130,9 +131,7 @@ def main():
                               "GFLOP at 1 segment", "at 8", "at 32"], rows)
 
     md += ["", "## Training stages", ""]
-    rows = [[s, v["steps"], v["tokens"], fmt(v["final_train_loss"], 4), fmt(v["validation_loss"], 4),
-             v["seconds"] if v["seconds"] is not None else "-"] for s, v in stages.items()]
-    md += markdown_table(["stage", "steps", "tokens", "last training loss", "validation loss", "seconds"], rows)
+    md += training_table(stages, "stage", "seconds", 4)
     write_outputs(a.results, results, md)
 
 

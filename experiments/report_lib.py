@@ -65,3 +65,10 @@ def write_outputs(directory, results, markdown_lines):
         with open(tmp, "w") as f:
             f.write(text)
         os.replace(tmp, os.path.join(directory, name))
+
+
+def training_table(runs, name_column, seconds_key, digits):
+    """The training table of a report: steps, tokens, last losses and wall seconds of each run."""
+    rows = [[name, v["steps"], v["tokens"], fmt(v["final_train_loss"], digits), fmt(v["validation_loss"], digits),
+             v[seconds_key] if v[seconds_key] is not None else "-"] for name, v in runs.items()]
+    return markdown_table([name_column, "steps", "tokens", "last training loss", "validation loss", "seconds"], rows)

@@ -11,7 +11,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_lib import eval_scores, fmt, markdown_table, read_json, read_metrics, write_outputs  # noqa: E402
+from report_lib import eval_scores, fmt, markdown_table, read_json, read_metrics, training_table, write_outputs  # noqa: E402
 
 
 def schedule_text(schedule):
@@ -87,9 +87,7 @@ def main():
             for m, v in models.items() for var in variants]
     md += markdown_table(["model", "variant"] + [f"{n // T}T" for n in lengths], rows)
     md += ["", "## Training", ""]
-    rows = [[m, v["steps"], v["tokens"], fmt(v["final_train_loss"], 3), fmt(v["validation_loss"], 3),
-             v["train_seconds"] if v["train_seconds"] is not None else "-"] for m, v in models.items()]
-    md += markdown_table(["model", "steps", "tokens", "last training loss", "validation loss", "seconds"], rows)
+    md += training_table(models, "model", "train_seconds", 3)
     write_outputs(a.results, results, md)
 
 

@@ -16,18 +16,12 @@ WORK=${2:-$BUILD/armt_e2e}
 S=$BUILD/swarmt
 NPROC=${NPROC:-2}
 mkdir -p "$WORK"
-synth() {  # name lengths samples seed
+source configs/armt/training_data.sh
+armt_training_data
+synth() {  # name lengths samples seed: the evaluation sets
   [ -f "$WORK/$1.jsonl" ] || "$S" -q data synth long_qa --tokenizer byte --distractors 0 --lengths "$2" \
       --samples "$3" --seed "$4" --out "$WORK/$1.jsonl"
 }
-synth base_qa 256 4000 1
-synth base_qa_val 256 64 2
-synth base_answer_qa 256 20000 11
-synth base_answer_qa2 256 20000 13
-synth qa_2seg 512 3200 3
-synth qa_4seg 1024 3200 4
-synth qa_8seg 2048 3200 5
-synth qa_8seg_val 2048 32 6
 synth eval_16seg 4096 100 7
 synth eval_1seg 256 100 8
 
