@@ -11,7 +11,8 @@
 #   gdn_short, gdn_long, gdn_stochastic   the three SWAX schedules with Gated DeltaNet instead of mLSTM
 # Each is tested as in the paper (a fixed-window model at its training window, a stochastic one at the
 # long window) on RULER needles (niah_single_1, niah_multikey_2) and MQAR at 1x, 2x, 4x, 8x and 16x the training
-# length T = 512; the validation loss on held-out essay text measures short-context quality.
+# length T = 512; the validation loss on essay text measures short-context quality, and the loss by
+# position on essay text of 16T tokens shows whether the language model itself extrapolates.
 #
 # Usage: experiments/swax_windows.sh [--quick] [BUILD_DIR]
 #   --quick: 100 steps per model and 3 samples per cell (about 10 minutes); full: 600 steps, 10 samples.
@@ -79,6 +80,13 @@ for m in $MODELS; do
   fi
   echo "trained $m: $(tail -n 1 "$WORK/$m/metrics.jsonl")"
 done
+# Essay text for the loss by position: long_qa contexts of 16T bytes (the built-in essay prose with one
+# fact sentence), drawn with their own seed.
+if [ ! -f "$WORK/essay_16T.json" ]; then
+  "$S" -q data synth long_qa --tokenizer byte --distractors 0 --lengths $((16 * T)) --samples "$SAMPLES" --seed 201 \
+    --out "$WORK/essay_16T.jsonl" > /dev/null
+  "$S" -q data prepare --input "$WORK/essay_16T.jsonl" --field context --validation-fraction 0 --out "$WORK/essay_16T" > /dev/null
+fi
 for m in $MODELS; do
   [ -f "$WORK/eval/niah/$m/results.json" ] ||
     "$S" -q eval niah --model "$WORK/$m" --variants niah_single_1,niah_multikey_2 --lengths "$LENGTHS" \
@@ -86,6 +94,9 @@ for m in $MODELS; do
   [ -f "$WORK/eval/mqar/$m/results.json" ] ||
     "$S" -q eval mqar --model "$WORK/$m" --lengths "$LENGTHS" --pairs 8 --samples "$((SAMPLES * 3))" \
       --out "$WORK/eval/mqar/$m" > /dev/null
+  [ -f "$WORK/eval/ppl/$m/results.json" ] ||
+    "$S" -q eval ppl --model "$WORK/$m" --data "$WORK/essay_16T.json" --length $((16 * T)) --windows "$SAMPLES" \
+      --out "$WORK/eval/ppl/$m" > /dev/null
   echo "evaluated $m"
 done
 for e in niah mqar; do

@@ -3,7 +3,8 @@
 
 Reads, for each model in WORK: the training config (WORK/<model>.json), its metrics.jsonl (last training
 loss, last validation loss), train_seconds, and the summaries of `swarmt eval niah` and `swarmt eval mqar`
-(WORK/eval/<eval>/<model>/summary.json).
+(WORK/eval/<eval>/<model>/summary.json), and the loss by position of `swarmt eval ppl` on essay text
+16 times the training length (WORK/eval/ppl/<model>/results.json).
 """
 import argparse
 import json
@@ -22,6 +23,19 @@ def schedule_text(schedule):
         return (f"stochastic {schedule['short_window']}/{schedule['long_window']}, p={schedule['p_short']}, "
                 f"last {int(schedule['anneal_fraction'] * 100)}% long")
     return "none (no attention)"
+
+
+def loss_by_range(ppl_results, T, lengths):
+    """Token-weighted mean loss over positions [0, T) and [n/2, n) for each evaluated length n > T.
+
+    The ppl buckets are powers of two, so every range is a union of whole buckets."""
+    ranges = [(0, T)] + [(n // 2, n) for n in lengths if n > T]
+    out = {}
+    for begin, end in ranges:
+        inside = [b for b in ppl_results["buckets"] if b["begin"] >= begin and b["end"] <= end]
+        tokens = sum(b["tokens"] for b in inside)
+        out[f"{begin}-{end}"] = sum(b["mean_loss"] * b["tokens"] for b in inside) / tokens if tokens else None
+    return out
 
 
 def main():
@@ -60,7 +74,10 @@ def main():
         vals = [scores["by_length"][str(n)] for n in lengths if n > T and scores["by_length"].get(str(n)) is not None]
         return sum(vals) / len(vals) if vals else None
 
-    for m in models.values():
+    for name, m in models.items():
+        ppl = read_json(os.path.join(a.work, "eval", "ppl", name, "results.json"))
+        m["essay_loss_by_position"] = loss_by_range(ppl, T, lengths)
+        m["essay_loss_buckets"] = ppl["buckets"]
         m["niah_mean_beyond_T"] = beyond(m["niah"])
         m["mqar_mean_beyond_T"] = beyond(m["mqar"])
 
@@ -81,6 +98,11 @@ def main():
         md += markdown_table(["model"] + [f"{n // T}T ({n})" for n in lengths], rows)
         for group in ("mlstm", "gdn"):
             md += ["", f"![{e} {group}]({e}_{group}.svg)"]
+    md += ["", f"## Loss by position on essay text of {lengths[-1]} tokens (nats per byte, `swarmt eval ppl`)", "",
+           "Positions past T were never trained on; a loss that stays flat there means the model extrapolates.", ""]
+    ranges = list(models[a.models[0]]["essay_loss_by_position"])
+    rows = [[m] + [fmt(v["essay_loss_by_position"][r], 3) for r in ranges] for m, v in models.items()]
+    md += markdown_table(["model"] + [f"positions {r}" for r in ranges], rows)
     md += ["", "## NIAH by variant", ""]
     variants = models[a.models[0]]["niah"]["variants"]
     rows = [[m, var] + [fmt(v["niah"]["by_variant_length"][var].get(str(n))) for n in lengths]

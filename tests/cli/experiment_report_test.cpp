@@ -44,6 +44,15 @@ TEST(ExperimentReport, swax_windows_report_carries_the_training_and_eval_numbers
   ASSERT_EQ(r.exit_code, 0) << r.err;
   r = run_swarmt("-q eval mqar --model " + work + "/tiny --lengths 512,1024 --samples 3 --out " + work + "/eval/mqar/tiny");
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_swarmt("-q data synth long_qa --tokenizer byte --distractors 0 --lengths 1024 --samples 2 --out " + work +
+                 "/essay.jsonl");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_swarmt("-q data prepare --input " + work + "/essay.jsonl --field context --validation-fraction 0 --out " +
+                 work + "/essay");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_swarmt("-q eval ppl --model " + work + "/tiny --data " + work + "/essay.json --length 1024 --windows 1 --out " +
+                 work + "/eval/ppl/tiny");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
 
   const fs::path experiments = fs::path(SWARMT_TEST_DATA_DIR).parent_path().parent_path() / "experiments";
   const std::string report = "python3 " + (experiments / "swax_windows_report.py").string() + " " + work + " " +
@@ -72,6 +81,17 @@ TEST(ExperimentReport, swax_windows_report_carries_the_training_and_eval_numbers
           << eval << " at " << length;
     }
   }
+  // The loss over positions [T, 2T) is the token-weighted mean of the ppl buckets inside it.
+  const Json ppl = read_json(work + "/eval/ppl/tiny/results.json");
+  double loss_sum = 0, tokens = 0;
+  for (const auto& b : ppl.at("buckets")) {
+    if (b.at("begin").get<int64_t>() >= 512 && b.at("end").get<int64_t>() <= 1024) {
+      loss_sum += b.at("mean_loss").get<double>() * b.at("tokens").get<double>();
+      tokens += b.at("tokens").get<double>();
+    }
+  }
+  ASSERT_GT(tokens, 0);
+  EXPECT_NEAR(model.at("essay_loss_by_position").at("512-1024").get<double>(), loss_sum / tokens, 1e-12);
   std::ifstream readme(tmp.file("results/README.md"));
   const std::string text((std::istreambuf_iterator<char>(readme)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("| tiny | MS | fixed 16 |"), std::string::npos) << text;
