@@ -63,10 +63,12 @@ train_armt() {  # name config
 }
 
 evaluate() {  # name model [extra eval options...]: exact match on both evaluation sets
-  local name=$1 model=$2; shift 2
+  # EVAL_SET=upto16T evaluates on the sets without their 32T bucket.
+  local name=$1 model=$2 suffix=${EVAL_SET:+_$EVAL_SET}; shift 2
   for task in qa needles; do
+    [ -f "$WORK/eval_$task$suffix.jsonl" ] || grep -v '"bucket":"8192"' "$WORK/eval_$task.jsonl" > "$WORK/eval_$task$suffix.jsonl"
     [ -f "$WORK/eval/$task/$name/summary.json" ] ||
-      "$S" -q eval qa --model "$WORK/$model" --data "$WORK/eval_$task.jsonl" --out "$WORK/eval/$task/$name" "$@" > /dev/null
+      "$S" -q eval qa --model "$WORK/$model" --data "$WORK/eval_$task$suffix.jsonl" --out "$WORK/eval/$task/$name" "$@" > /dev/null
   done
   echo "evaluated $name"
 }

@@ -3,7 +3,8 @@
 
 full:  configs/armt/*.json as they are (the recipe of scripts/armt_e2e.sh), data paths pointed at WORK;
 quick: the same recipe with every budget cut so that both ARMT experiments fit in 10 minutes each.
-Also writes armt_mid_train.json: the ARMT config with memory in the middle-upper 20% of the layers only.
+Also writes armt_mid_train.json (memory in the middle-upper 20% of the layers only) and armt_low_train.json
+(memory in the first layer only: a subset of the same size at the bottom, the control).
 """
 import json
 import os
@@ -45,9 +46,10 @@ def main():
         with open(os.path.join(work, target), "w") as f:
             json.dump(config, f, indent=1)
         if source == "tiny_curriculum.json":
-            config["armt"]["memory_layers"] = "middle_upper:0.2"
-            with open(os.path.join(work, "armt_mid_train.json"), "w") as f:
-                json.dump(config, f, indent=1)
+            for name, layers in (("armt_mid", "middle_upper:0.2"), ("armt_low", [0])):
+                config["armt"]["memory_layers"] = layers
+                with open(os.path.join(work, name + "_train.json"), "w") as f:
+                    json.dump(config, f, indent=1)
 
 
 if __name__ == "__main__":

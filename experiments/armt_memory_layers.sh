@@ -2,9 +2,10 @@
 # Claim 3 (specs/armt.md): memory in a middle-upper subset of about 20% of the layers keeps most of the
 # benefit of memory in all layers, with fewer memory parameters and less work per segment.
 #
-# Two ARMT models over the same fine-tuned base with the same curriculum (experiments/armt_common.sh):
+# Three ARMT models over the same fine-tuned base with the same curriculum (experiments/armt_common.sh):
 #   armt       memory in all layers (shared with experiments/armt_context.sh)
 #   armt_mid   memory in the middle-upper 20% of the layers ("middle_upper:0.2")
+#   armt_low   memory in the first layer only: a subset of the same size at the bottom (the control)
 # evaluated on the same long QA (1 ... 32 segments) and needle (2 ... 32 segments) sets.
 #
 # Usage: experiments/armt_memory_layers.sh [--quick] [BUILD_DIR]
@@ -16,17 +17,17 @@ RESULTS=docs/results/armt_memory_layers$SUFFIX
 start=$(date +%s)
 train_base_and_armt
 train_armt armt_mid armt_mid_train.json
-evaluate armt armt
-evaluate armt_mid armt_mid
-for m in armt armt_mid; do
+train_armt armt_low armt_low_train.json
+for m in armt armt_mid armt_low; do evaluate $m $m; done
+for m in armt armt_mid armt_low; do
   [ -f "$WORK/cost_$m.json" ] || "$S" -q armt cost --model "$WORK/$m" --segments 1,8,32 --json "$WORK/cost_$m.json" > /dev/null
 done
 mkdir -p "$RESULTS"
 for task in qa needles; do
-  "$S" -q eval compare "$WORK/eval/$task/armt" "$WORK/eval/$task/armt_mid" \
+  "$S" -q eval compare "$WORK/eval/$task/armt" "$WORK/eval/$task/armt_mid" "$WORK/eval/$task/armt_low" \
     --out "$WORK/compare/layers_$task" --title "ARMT memory layers: $task" > /dev/null
   cp "$WORK/compare/layers_$task/compare.svg" "$RESULTS/$task.svg"
 done
 python3 experiments/armt_report.py layers "$WORK" "$RESULTS" --mode $MODE --seconds $(( $(date +%s) - start )) \
-  --models armt armt_mid --swarmt "$S"
+  --models armt armt_mid armt_low --swarmt "$S"
 echo "results: $RESULTS/README.md"

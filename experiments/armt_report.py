@@ -3,7 +3,8 @@
 
 context: ARMT vs the base model (last T tokens; full attention) on long QA and needles by length, peak
          memory measured while evaluating, FLOPs and peak memory from `swarmt armt cost`, training stages.
-layers:  ARMT with memory in all layers vs in the middle-upper 20%: scores, memory parameters, FLOPs.
+layers:  ARMT with memory in all layers, in the middle-upper 20% and in the first layer: scores, memory
+         parameters, FLOPs.
 """
 import argparse
 import json
@@ -16,7 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report_lib import eval_scores, fmt, markdown_table, read_json, read_metrics, training_table, write_outputs  # noqa: E402
 
 TASKS = {"qa": "long QA (one fact in filler text)", "needles": "needles (the fact among 4 distractor facts)"}
-STAGES = ["base", "base_answer_1", "base_answer", "armt", "armt_mid"]
+STAGES = ["base", "base_answer_1", "base_answer", "armt", "armt_mid", "armt_low"]
 
 
 def stage_info(work, name):
@@ -81,13 +82,13 @@ def main():
     T = 256
     models = {m: model_scores(a.work, m) for m in a.models}
     lengths = models[a.models[0]]["qa"]["lengths"]
-    names = STAGES if a.kind == "layers" else [s for s in STAGES if s != "armt_mid"]
+    names = STAGES if a.kind == "layers" else [s for s in STAGES if s not in ("armt_mid", "armt_low")]
     stages = {s: stage_info(a.work, s) for s in names if stage_info(a.work, s) is not None}
     script = "armt_context" if a.kind == "context" else "armt_memory_layers"
     command = f"experiments/{script}.sh" + (" --quick" if a.mode == "quick" else "")
     results = {"experiment": script, "mode": a.mode, "command": command, "wall_seconds": a.seconds,
                "segment_tokens": T, "lengths": lengths, "models": models, "training": stages}
-    md = [f"# ARMT: {'context extension' if a.kind == 'context' else 'memory in all layers vs a middle-upper 20%'}"
+    md = [f"# ARMT: {'context extension' if a.kind == 'context' else 'memory in all layers, a middle-upper 20% or the first layer'}"
           f" ({a.mode} mode)", "",
           f"Command: `{command}` ({a.seconds // 60} min {a.seconds % 60} s on this run; stages already in the "
           "work directory are reused and their own times are listed below). Segment T = 256 byte tokens; "
