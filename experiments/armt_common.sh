@@ -72,3 +72,14 @@ evaluate() {  # name model [extra eval options...]: exact match on both evaluati
   done
   echo "evaluated $name"
 }
+
+compare_plots() {  # name title models...: one SVG per evaluation set, the models side by side, into RESULTS
+  local name=$1 title=$2; shift 2
+  mkdir -p "$RESULTS"
+  for task in qa needles; do
+    local dirs=()
+    for m in "$@"; do dirs+=("$WORK/eval/$task/$m"); done
+    "$S" -q eval compare "${dirs[@]}" --out "$WORK/compare/$name$task" --title "$title: $task" > /dev/null
+    cp "$WORK/compare/$name$task/compare.svg" "$RESULTS/$task.svg"
+  done
+}

@@ -22,12 +22,7 @@ evaluate base_last_T base_answer --context-limit $T
 # attention is evaluated up to 16T (the cost table below still measures it up to 64 segments).
 EVAL_SET=upto16T evaluate base_full base_answer
 [ -f "$WORK/cost.json" ] || "$S" -q armt cost --model "$WORK/armt" --segments 1,2,4,8,16,32,64 --json "$WORK/cost.json" > /dev/null
-mkdir -p "$RESULTS"
-for task in qa needles; do
-  "$S" -q eval compare "$WORK/eval/$task/armt" "$WORK/eval/$task/base_last_T" "$WORK/eval/$task/base_full" \
-    --out "$WORK/compare/$task" --title "ARMT vs base: $task" > /dev/null
-  cp "$WORK/compare/$task/compare.svg" "$RESULTS/$task.svg"
-done
+compare_plots "" "ARMT vs base" armt base_last_T base_full
 python3 experiments/armt_report.py context "$WORK" "$RESULTS" --mode $MODE --seconds $(( $(date +%s) - start )) \
   --models armt base_last_T base_full
 echo "results: $RESULTS/README.md"

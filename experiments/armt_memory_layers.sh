@@ -22,12 +22,7 @@ for m in armt armt_mid armt_low; do evaluate $m $m; done
 for m in armt armt_mid armt_low; do
   [ -f "$WORK/cost_$m.json" ] || "$S" -q armt cost --model "$WORK/$m" --segments 1,8,32 --json "$WORK/cost_$m.json" > /dev/null
 done
-mkdir -p "$RESULTS"
-for task in qa needles; do
-  "$S" -q eval compare "$WORK/eval/$task/armt" "$WORK/eval/$task/armt_mid" "$WORK/eval/$task/armt_low" \
-    --out "$WORK/compare/layers_$task" --title "ARMT memory layers: $task" > /dev/null
-  cp "$WORK/compare/layers_$task/compare.svg" "$RESULTS/$task.svg"
-done
+compare_plots layers_ "ARMT memory layers" armt armt_mid armt_low
 python3 experiments/armt_report.py layers "$WORK" "$RESULTS" --mode $MODE --seconds $(( $(date +%s) - start )) \
   --models armt armt_mid armt_low --swarmt "$S"
 echo "results: $RESULTS/README.md"
