@@ -1,7 +1,7 @@
 # Shared by the ARMT experiments (sourced, not run): data, the base model and the ARMT models, in one
 # work directory so that the second experiment reuses what the first trained.
 #
-# Sets WORK, RESULTS_ROOT, S, NPROC, EXAMPLES and MODE from the arguments [--quick] [BUILD_DIR].
+# Sets MODE, S, WORK, SUFFIX, T, NPROC and EXAMPLES from the arguments [--quick] [BUILD_DIR].
 # Recipe (full mode, the one of scripts/armt_e2e.sh; configs/armt/):
 #   1. long-document QA (long_qa: one fact at a random depth in filler text, a question at the end),
 #      byte tokenizer, segments of T = 256 tokens;
@@ -63,10 +63,10 @@ train_armt() {  # name config
 }
 
 evaluate() {  # name model [extra eval options...]: exact match on both evaluation sets
-  # EVAL_SET=upto16T evaluates on the sets without their 32T bucket.
+  # EVAL_SET=upto16T evaluates on the sets without their 32T bucket (the last of SEGMENTS).
   local name=$1 model=$2 suffix=${EVAL_SET:+_$EVAL_SET}; shift 2
   for task in qa needles; do
-    [ -f "$WORK/eval_$task$suffix.jsonl" ] || grep -v '"bucket":"8192"' "$WORK/eval_$task.jsonl" > "$WORK/eval_$task$suffix.jsonl"
+    [ -f "$WORK/eval_$task$suffix.jsonl" ] || grep -v "\"bucket\":\"$((32 * T))\"" "$WORK/eval_$task.jsonl" > "$WORK/eval_$task$suffix.jsonl"
     [ -f "$WORK/eval/$task/$name/summary.json" ] ||
       "$S" -q eval qa --model "$WORK/$model" --data "$WORK/eval_$task$suffix.jsonl" --out "$WORK/eval/$task/$name" "$@" > /dev/null
   done

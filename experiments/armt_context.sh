@@ -23,6 +23,6 @@ evaluate base_last_T base_answer --context-limit $T
 EVAL_SET=upto16T evaluate base_full base_answer
 [ -f "$WORK/cost.json" ] || "$S" -q armt cost --model "$WORK/armt" --segments 1,2,4,8,16,32,64 --json "$WORK/cost.json" > /dev/null
 compare_plots "" "ARMT vs base" armt base_last_T base_full
-python3 experiments/armt_report.py context "$WORK" "$RESULTS" --mode $MODE --seconds $(( $(date +%s) - start )) \
+python3 experiments/armt_report.py context "$WORK" "$RESULTS" --mode $MODE --segment $T --seconds $(( $(date +%s) - start )) \
   --models armt base_last_T base_full
 echo "results: $RESULTS/README.md"

@@ -23,6 +23,6 @@ for m in armt armt_mid armt_low; do
   [ -f "$WORK/cost_$m.json" ] || "$S" -q armt cost --model "$WORK/$m" --segments 1,8,32 --json "$WORK/cost_$m.json" > /dev/null
 done
 compare_plots layers_ "ARMT memory layers" armt armt_mid armt_low
-python3 experiments/armt_report.py layers "$WORK" "$RESULTS" --mode $MODE --seconds $(( $(date +%s) - start )) \
+python3 experiments/armt_report.py layers "$WORK" "$RESULTS" --mode $MODE --segment $T --seconds $(( $(date +%s) - start )) \
   --models armt armt_mid armt_low --swarmt "$S"
 echo "results: $RESULTS/README.md"

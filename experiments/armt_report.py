@@ -78,8 +78,9 @@ def main():
     ap.add_argument("--seconds", type=int, required=True)
     ap.add_argument("--models", nargs="+", required=True)
     ap.add_argument("--swarmt", default=None)
+    ap.add_argument("--segment", type=int, required=True, help="segment length T in tokens")
     a = ap.parse_args()
-    T = 256
+    T = a.segment
     models = {m: model_scores(a.work, m) for m in a.models}
     lengths = models[a.models[0]]["qa"]["lengths"]
     names = STAGES if a.kind == "layers" else [s for s in STAGES if s not in ("armt_mid", "armt_low")]
@@ -91,7 +92,7 @@ def main():
     md = [f"# ARMT: {'context extension' if a.kind == 'context' else 'memory in all layers, a middle-upper 20% or the first layer'}"
           f" ({a.mode} mode)", "",
           f"Command: `{command}` ({a.seconds // 60} min {a.seconds % 60} s on this run; stages already in the "
-          "work directory are reused and their own times are listed below). Segment T = 256 byte tokens; "
+          f"work directory are reused and their own times are listed below). Segment T = {T} byte tokens; "
           "exact match over the examples of each length; every number is in `results.json`."]
     md += score_tables(models, lengths, T)
 

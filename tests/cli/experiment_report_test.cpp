@@ -165,7 +165,7 @@ struct ArmtExperimentReport : ::testing::Test {
   testing::CommandResult report(const std::string& kind, const std::string& models) {
     const fs::path script = fs::path(SWARMT_TEST_DATA_DIR).parent_path().parent_path() / "experiments" / "armt_report.py";
     return testing::run_shell("python3 " + script.string() + " " + kind + " " + work + " " + out_dir.path() +
-                              " --mode quick --seconds 5 --models " + models + " --swarmt " + SWARMT_BINARY);
+                              " --mode quick --segment 64 --seconds 5 --models " + models + " --swarmt " + SWARMT_BINARY);
   }
   static TempDir* tmp;
   static std::string work;
