@@ -4,6 +4,7 @@
 
 #include "swarmt/core/error.h"
 #include "swarmt/core/random.h"
+#include "swarmt/data/distance_recall.h"
 #include "swarmt/data/essay_text.h"
 #include "swarmt/data/synthetic_tasks.h"
 #include "swarmt/eval/niah.h"
@@ -25,7 +26,8 @@ struct Generated {
 
 struct SyntheticSource::Task {
   virtual ~Task() = default;
-  virtual Generated generate(uint64_t seed, int64_t budget) const = 0;
+  // progress: the sample's place in training, in [0, 1); < 0 when unknown (validation data).
+  virtual Generated generate(uint64_t seed, int64_t budget, double progress) const = 0;
   std::string name;
 };
 
@@ -56,7 +58,7 @@ class NiahTask : public SyntheticSource::Task {
         lengths_(lengths_of(v, sequence_length)) {
     name = "niah:" + generator_.task().name;
   }
-  Generated generate(uint64_t seed, int64_t budget) const override {
+  Generated generate(uint64_t seed, int64_t budget, double) const override {
     const int64_t length = lengths_[mix_key(seed, 1) % lengths_.size()];
     const int64_t target = std::min(length, budget);
     data::LengthFit fit = fit_for(target);
@@ -93,7 +95,7 @@ class PasskeyTask : public SyntheticSource::Task {
     name = "passkey";
     answer_tokens_ = v.get_int_in("answer_tokens", 16, 1, 1024);
   }
-  Generated generate(uint64_t seed, int64_t budget) const override {
+  Generated generate(uint64_t seed, int64_t budget, double) const override {
     const int64_t length = std::min(budget, lengths_[mix_key(seed, 1) % lengths_.size()]);
     PasskeyConfig config;
     config.depth_percent = uniform_from_key(mix_key(seed, 2)) * 100.0;
@@ -139,7 +141,7 @@ class MqarTask : public SyntheticSource::Task {
     config_.filler_token += begin;
     validate_mqar_config(config_);
   }
-  Generated generate(uint64_t seed, int64_t) const override {
+  Generated generate(uint64_t seed, int64_t, double) const override {
     auto example = generate_mqar_example(config_, seed);
     Generated g;
     g.ids = example.tokens;
@@ -151,10 +153,30 @@ class MqarTask : public SyntheticSource::Task {
   MqarConfig config_;
 };
 
+class RecallTask : public SyntheticSource::Task {
+ public:
+  RecallTask(const JsonView& v, int64_t sequence_length, int64_t vocab_size)
+      : config_(recall_training_config_from_json(v, vocab_size)), sequence_length_(sequence_length) {
+    name = "recall";
+    validate_recall_training_config(config_, sequence_length, v.describe("task"));
+  }
+  Generated generate(uint64_t seed, int64_t, double progress) const override {
+    auto sequence = generate_recall_sequence(config_, sequence_length_, config_.pairs_at(progress), seed);
+    Generated g;
+    g.ids = std::move(sequence.tokens);
+    g.targets = std::move(sequence.targets);
+    return g;
+  }
+
+ private:
+  RecallTrainingConfig config_;
+  int64_t sequence_length_;
+};
+
 class EssayTask : public SyntheticSource::Task {
  public:
   EssayTask() { name = "essay"; }
-  Generated generate(uint64_t seed, int64_t budget) const override {
+  Generated generate(uint64_t seed, int64_t budget, double) const override {
     const auto& words = builtin_essay_words();
     // Enough words for the budget at any tokenizer (bytes are the worst case: ~6 per word).
     const int64_t n = std::min<int64_t>(static_cast<int64_t>(words.size()) - 1, budget + 8);
@@ -171,8 +193,8 @@ class EssayTask : public SyntheticSource::Task {
 SyntheticSource::~SyntheticSource() = default;
 
 SyntheticSource::SyntheticSource(const JsonView& v, tokenizer::Tokenizer tokenizer, SyntheticSpecialIds ids,
-                                 int64_t sequence_length, uint64_t default_seed)
-    : tokenizer_(std::move(tokenizer)), ids_(ids), sequence_length_(sequence_length) {
+                                 int64_t sequence_length, uint64_t default_seed, int64_t planned_samples)
+    : tokenizer_(std::move(tokenizer)), ids_(ids), sequence_length_(sequence_length), planned_samples_(planned_samples) {
   v.reject_unknown_keys({"type", "seed", "loss", "tasks"});
   seed_ = static_cast<uint64_t>(v.get_int("seed", static_cast<int64_t>(default_seed)));
   const std::string loss = v.get_string("loss", "all");
@@ -200,11 +222,14 @@ SyntheticSource::SyntheticSource(const JsonView& v, tokenizer::Tokenizer tokeniz
     } else if (kind == "mqar") {
       t.reject_unknown_keys({"task", "weight", "num_kv_pairs", "vocab_begin", "vocab_end"});
       tasks_.push_back(std::make_unique<MqarTask>(t, sequence_length_, tokenizer_.vocab_size()));
+    } else if (kind == "recall") {
+      t.reject_unknown_keys({"task", "weight", "pairs", "distances", "queries_per_pair", "keys", "values", "filler"});
+      tasks_.push_back(std::make_unique<RecallTask>(t, sequence_length_, tokenizer_.vocab_size()));
     } else if (kind == "essay") {
       t.reject_unknown_keys({"task", "weight"});
       tasks_.push_back(std::make_unique<EssayTask>());
     } else {
-      throw_input_error(t.describe("task"), " '", kind, "' is not a synthetic task (niah, passkey, mqar, essay)");
+      throw_input_error(t.describe("task"), " '", kind, "' is not a synthetic task (niah, passkey, mqar, recall, essay)");
     }
     total += weight;
     cumulative_weights_.push_back(total);
@@ -219,13 +244,14 @@ Sample SyntheticSource::sample(int64_t index) const {
   which = std::min(which, tasks_.size() - 1);
   const Task& task = *tasks_[which];
   const int64_t N = sequence_length_;
-  Generated g = task.generate(mix_key(key, 7), N);
+  const double progress = planned_samples_ > 0 ? std::min(1.0, static_cast<double>(index) / static_cast<double>(planned_samples_)) : -1.0;
+  Generated g = task.generate(mix_key(key, 7), N, progress);
 
   Sample s;
   s.tokens.assign(N, ids_.pad);
   s.targets.assign(N, kIgnoreIndex);
   s.doc_ids.assign(N, 0);
-  if (!g.ids.empty()) {  // token-level task (MQAR)
+  if (!g.ids.empty()) {  // token-level task (MQAR, recall)
     for (int64_t t = 0; t < N; ++t) {
       s.tokens[t] = g.ids[t];
       s.targets[t] = g.targets[t];

@@ -51,7 +51,8 @@ TrainSetup make_lm_training(const Json& config, const std::string& source, at::D
   const int64_t seq_len = v.get_int_in("sequence_length", 16, int64_t{1} << 24);
   JsonView data = v.object("data");
   data.reject_unknown_keys({"train", "validation"});
-  auto train_source = data::make_data_source(data.object("train"), tok, seq_len, setup.trainer.seed);
+  auto train_source = data::make_data_source(data.object("train"), tok, seq_len, setup.trainer.seed,
+                                             setup.trainer.max_steps * setup.trainer.batch_size);
   std::shared_ptr<const data::DataSource> validation;
   if (data.has("validation"))
     validation = data::make_data_source(data.object("validation"), tok, seq_len, setup.trainer.seed + 1000003);

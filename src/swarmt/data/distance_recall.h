@@ -1,0 +1,122 @@
+// Distance-controlled associative recall: the task that measures whether a model remembers a fact
+// after it has left the attention window (SWAX's central claim, specs/experiments.md).
+//
+// Ids come from three disjoint ranges, so filler never looks like a key:
+//   keys    [key_begin, key_end)        values [value_begin, value_end)     filler [filler_begin, filler_end)
+// A sequence holds K pairs "key value" (keys distinct within the sequence). Each key is asked again
+// d tokens after its pair ("key value ... d tokens later ... key value"); the model is scored, and
+// trained, only at the repeated key, whose next-token target is the value. Everything else is filler.
+// A key may be asked several times (queries_per_pair): each question then comes d tokens after the
+// key's previous occurrence, so d is always the distance over which the value must be remembered.
+//
+// Training sequences place the pairs at random positions with d drawn from a mixture of uniform bands
+// (e.g. 90 % inside the long attention window, 10 % between the long window and the training length).
+// Evaluation probes put K pairs after a short filler lead-in and ask every key at the same distance d,
+// so accuracy is measured as a function of d alone; their tokens are a pure function of (probe, position),
+// which lets an evaluation stream a million filler tokens without materialising them.
+//
+// In the byte tokenizer's id space the defaults are keys 1-64, values 65-128, filler 129-255.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "swarmt/core/json.h"
+
+namespace swarmt::data {
+
+struct RecallVocabulary {
+  int64_t key_begin = 1, key_end = 65;
+  int64_t value_begin = 65, value_end = 129;
+  int64_t filler_begin = 129, filler_end = 256;
+
+  int64_t num_keys() const { return key_end - key_begin; }
+  int64_t num_values() const { return value_end - value_begin; }
+  bool is_key(int64_t id) const { return id >= key_begin && id < key_end; }
+  bool is_value(int64_t id) const { return id >= value_begin && id < value_end; }
+  bool is_filler(int64_t id) const { return id >= filler_begin && id < filler_end; }
+};
+
+// d ~ U[min, max] (inclusive) with probability weight / (sum of weights).
+struct DistanceBand {
+  double weight = 1.0;
+  int64_t min = 0, max = 0;
+};
+
+// From `from` (a fraction of training in [0, 1)) on, sequences hold `pairs` pairs.
+struct PairsStage {
+  double from = 0.0;
+  int64_t pairs = 1;
+};
+
+struct RecallTrainingConfig {
+  RecallVocabulary vocabulary;
+  std::vector<DistanceBand> distances{{0.9, 10, 60}, {0.1, 65, 200}};
+  std::vector<PairsStage> pairs_schedule{{0.0, 2}, {0.15, 4}, {0.3, 8}};
+  int64_t queries_per_pair = 1;  // times each key is asked again, each at its own distance from the
+                                 // previous occurrence (questions that do not fit the sequence are dropped)
+
+  // The number of pairs at a point of training; `progress` < 0 (unknown, e.g. validation data) gives
+  // the last stage.
+  int64_t pairs_at(double progress) const;
+  int64_t max_distance() const;
+};
+
+// One asked key.
+struct RecallQuery {
+  int64_t position = 0;           // input position of the repeated key (its target is the value)
+  int64_t previous_position = 0;  // the key's previous occurrence: its pair, or its previous question
+  int64_t distance = 0;           // position - previous_position
+  int64_t key = 0, value = 0;
+};
+
+struct RecallSequence {
+  std::vector<int64_t> tokens;     // length N + 1: inputs are tokens[0, N), targets tokens[1, N]
+  std::vector<int64_t> targets;    // length N: the value at query positions, kIgnoreIndex elsewhere
+  std::vector<RecallQuery> queries;  // in position order
+};
+
+// Validates a training config against the sequence length (names `where` and the field on error):
+// disjoint non-empty ranges, enough distinct keys for the largest K, bands inside [1, N - 2], and room
+// for K pairs with their queries.
+void validate_recall_training_config(const RecallTrainingConfig& config, int64_t sequence_length,
+                                     const std::string& where);
+
+// A training sequence of `sequence_length` inputs with `num_pairs` pairs; deterministic in `seed`.
+RecallSequence generate_recall_sequence(const RecallTrainingConfig& config, int64_t sequence_length,
+                                        int64_t num_pairs, uint64_t seed);
+
+// Reads {"pairs": [[0, 2], [0.15, 4], [0.3, 8]] | 8, "distances": [[0.9, 10, 60], [0.1, 65, 200]],
+//        "queries_per_pair": 1, "keys": [1, 65], "values": [65, 129], "filler": [129, 256]}
+// (absent fields keep their defaults). `vocab_size` bounds the ranges.
+RecallTrainingConfig recall_training_config_from_json(const JsonView& view, int64_t vocab_size);
+Json recall_training_config_to_json(const RecallTrainingConfig& config);
+
+// ---------------------------------------------------------------------------------------------------
+// Evaluation probes
+
+struct RecallProbe {
+  RecallVocabulary vocabulary;
+  std::vector<int64_t> keys, values;  // the K pairs, in order
+  int64_t lead_in = 8;                // filler tokens before the first pair
+  int64_t gap = 0;                    // filler tokens after each pair (and so after each question)
+  int64_t distance = 16;              // every key is asked `distance` tokens after its pair
+  uint64_t filler_seed = 0;
+
+  int64_t pair_position(int64_t i) const { return lead_in + (2 + gap) * i; }
+  int64_t query_position(int64_t i) const { return pair_position(i) + distance; }
+  int64_t first_query_position() const { return query_position(0); }
+  // Input length: the lead-in, the pairs, the distance and the last query's key and value.
+  int64_t length() const { return query_position(static_cast<int64_t>(keys.size()) - 1) + 2; }
+  // The token at `position` (0 <= position < length()).
+  int64_t token_at(int64_t position) const;
+  // Tokens [begin, end) as a vector.
+  std::vector<int64_t> tokens(int64_t begin, int64_t end) const;
+};
+
+// K distinct keys with random values, pairs `gap` filler tokens apart; requires distance >= K (2 + gap)
+// so that the questions follow all pairs.
+RecallProbe make_recall_probe(const RecallVocabulary& vocabulary, int64_t num_pairs, int64_t distance, uint64_t seed,
+                              int64_t gap = 0);
+
+}  // namespace swarmt::data
