@@ -54,6 +54,25 @@ TEST(SvgPlot, line_plot_is_well_formed_xml_with_axes_legend_and_series) {
   EXPECT_TRUE(contains(svg, "stroke-dasharray=\"6,3\""));  // the dashed series
 }
 
+TEST(SvgPlot, intervals_are_drawn_as_capped_bars_and_marks_as_labelled_lines) {
+  LinePlot plot = two_series_plot();
+  auto plain = check_xml(render_line_plot(plot));
+  plot.marks = {{4096 * 3, "window 12k"}, {65536, "training length 64k"}};  // inside the data's x range
+  auto marked = check_xml(render_line_plot(plot));
+  EXPECT_EQ(marked.element_count["line"], plain.element_count["line"] + 2);  // one line per mark
+  plot.series[0].low = {90, 85, std::nan(""), 5};
+  plot.series[0].high = {100, 99, std::nan(""), 20};
+  std::string svg = render_line_plot(plot);
+  auto check = check_xml(svg);
+  ASSERT_EQ(check.error, "") << svg;
+  // Three points with intervals, three lines each (bar and two caps).
+  EXPECT_EQ(check.element_count["line"], marked.element_count["line"] + 3 * 3);
+  EXPECT_TRUE(contains(svg, ">window 12k</text>"));
+  EXPECT_TRUE(contains(svg, ">training length 64k</text>"));
+  plot.marks = {{64, "window 64"}};
+  EXPECT_TRUE(contains(render_line_plot(plot), ">64</text>"));  // the x axis reaches down to a mark
+}
+
 TEST(SvgPlot, log2_axis_is_labelled_at_powers_of_two) {
   std::string svg = render_line_plot(two_series_plot());
   for (const char* label : {">4k<", ">8k<", ">16k<", ">32k<", ">64k<", ">128k<"})

@@ -55,6 +55,34 @@ TEST(EvalCompare, two_runs_side_by_side_in_one_table_and_one_plot) {
   EXPECT_EQ(j["runs"][1]["name"], "swa");
 }
 
+TEST(EvalCompare, intervals_and_plot_marks_of_the_runs_are_shown) {
+  TempDir tmp;
+  for (const char* name : {"stochastic", "long"}) {
+    EvalRun run;
+    run.metadata = {{"run_name", name}};
+    for (int i = 0; i < 20; ++i) {
+      EvalSampleResult s;
+      s.id = std::to_string(i);
+      s.variant = "recall_k4";
+      s.length = 1024;
+      s.score = (std::string(name) == "long" ? i < 2 : i < 18) ? 100 : 0;
+      run.samples.push_back(s);
+    }
+    ReportOptions options;
+    options.length_name = "distance";
+    options.marks = {{64, "window 64"}};
+    write_eval_report(tmp.file(name), run, options);
+  }
+  write_comparison({tmp.file("stochastic"), tmp.file("long")}, tmp.file("cmp"));
+  std::string md = read_text_file(tmp.file("cmp/compare.md"));
+  EXPECT_NE(md.find("90.0 [69.9, 97.2]"), std::string::npos) << md;
+  EXPECT_NE(md.find("10.0 [2.8, 30.1]"), std::string::npos) << md;
+  std::string svg = read_text_file(tmp.file("cmp/compare.svg"));
+  EXPECT_NE(svg.find(">window 64</text>"), std::string::npos);  // drawn once for both runs
+  EXPECT_EQ(svg.find(">window 64</text>"), svg.rfind(">window 64</text>"));
+  EXPECT_NE(svg.find("score vs distance"), std::string::npos);
+}
+
 TEST(EvalCompare, runs_with_the_same_name_are_told_apart) {
   TempDir tmp;
   write_fake_run(tmp.file("a"), "base", 10);

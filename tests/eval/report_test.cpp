@@ -92,8 +92,10 @@ TEST(EvalReport, writes_results_summary_markdown_and_plots) {
   std::string md = read_text_file(dir.file("summary.md"));
   EXPECT_NE(md.find("# NIAH tiny"), std::string::npos);
   EXPECT_NE(md.find("- model: tiny-swax"), std::string::npos);
-  EXPECT_NE(md.find("| niah_single_1   | 80.00 | 50.00 | 65.00 |"), std::string::npos) << md;
-  EXPECT_NE(md.find("| average         | 40.00 | 35.00 | 37.50 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| niah_single_1   |           80.00 | 50.00 | 65.00 |"), std::string::npos) << md;
+  // A cell whose samples are all right or wrong carries its Wilson interval (one wrong sample here).
+  EXPECT_NE(md.find("| niah_multikey_2 | 0.0 [0.0, 79.3] | 20.00 | 10.00 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| average         |           40.00 | 35.00 | 37.50 |"), std::string::npos) << md;
   EXPECT_NE(md.find("![score vs context length](score_vs_length.svg)"), std::string::npos);
 
   for (const char* svg : {"score_vs_length.svg", "depth_heatmap.svg", "depth_heatmap_niah_single_1.svg",
@@ -104,6 +106,51 @@ TEST(EvalReport, writes_results_summary_markdown_and_plots) {
   }
   auto plot = check_xml(read_text_file(dir.file("score_vs_length.svg")));
   EXPECT_EQ(plot.element_count["polyline"], 3);  // two variants + the average
+}
+
+TEST(EvalReport, right_or_wrong_scores_get_wilson_intervals_and_partial_scores_none) {
+  std::vector<EvalSampleResult> samples;
+  for (int i = 0; i < 50; ++i) samples.push_back(sample("recall_k4", 64, i < 40 ? 100 : 0));
+  samples.push_back(sample("recall_k4", 1024, 50));  // partial credit: no interval
+  EvalAggregates agg = aggregate_results(samples);
+  const MeanScore& binary = agg.by_variant_length[{"recall_k4", 64}];
+  ASSERT_TRUE(binary.has_interval());
+  EXPECT_EQ(binary.successes, 40);
+  EXPECT_NEAR(binary.low, 66.96, 0.01);
+  EXPECT_NEAR(binary.high, 88.75, 0.01);
+  EXPECT_TRUE(agg.by_length[64].has_interval());  // one variant: the length's score is the variant's
+  EXPECT_FALSE((agg.by_variant_length[{"recall_k4", 1024}].has_interval()));
+  EXPECT_EQ(format_score(binary), "80.0 [67.0, 88.8]");
+  EvalAggregates back = aggregates_from_json(aggregates_to_json(agg), "test");
+  EXPECT_EQ((back.by_variant_length[{"recall_k4", 64}].successes), 40);
+  EXPECT_NEAR((back.by_variant_length[{"recall_k4", 64}].high), 88.75, 0.01);
+}
+
+TEST(EvalReport, distance_reports_name_their_axis_and_draw_marks_and_bars) {
+  TempDir dir;
+  EvalRun run;
+  for (int64_t d : {16, 256})
+    for (int i = 0; i < 10; ++i) {
+      auto s = sample("recall_k4", d, (i < 9) == (d == 16) ? 100 : 0);
+      s.details = {{"key", 3}, {"value", 70}};
+      run.samples.push_back(s);
+    }
+  ReportOptions options;
+  options.title = "Recall";
+  options.length_name = "distance";
+  options.marks = {{64, "window 64"}};
+  write_eval_report(dir.path(), run, options);
+  std::string md = read_text_file(dir.file("summary.md"));
+  EXPECT_NE(md.find("## Mean score by variant and distance"), std::string::npos) << md;
+  EXPECT_NE(md.find("90.0 [59.6, 98.2]"), std::string::npos) << md;
+  EXPECT_NE(md.find("95 % Wilson intervals"), std::string::npos) << md;
+  std::string svg = read_text_file(dir.file("score_vs_length.svg"));
+  EXPECT_NE(svg.find(">window 64</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">distance (tokens)</text>"), std::string::npos);
+  Json results = read_json_file(dir.file("results.json"));
+  EXPECT_EQ(results["metadata"]["length_name"], "distance");
+  EXPECT_EQ(results["metadata"]["plot_marks"][0]["label"], "window 64");
+  EXPECT_EQ(results["samples"][0]["details"]["value"], 70);
 }
 
 TEST(EvalReport, prompts_can_be_left_out_of_results) {

@@ -192,6 +192,8 @@ std::string render_line_plot(const LinePlot& plot) {
   for (const auto& s : plot.series) {
     SWARMT_CHECK(s.x.size() == s.y.size(), "series '", s.name, "' has ", s.x.size(), " x and ", s.y.size(),
                  " y values");
+    SWARMT_CHECK(s.low.size() == s.high.size() && (s.low.empty() || s.low.size() == s.x.size()), "series '", s.name,
+                 "' has intervals for ", s.low.size(), " of ", s.x.size(), " points");
     for (size_t i = 0; i < s.x.size(); ++i) {
       if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
       SWARMT_CHECK_INPUT(!plot.log2_x || s.x[i] > 0, "plot '", plot.title, "': x value ", s.x[i],
@@ -208,6 +210,11 @@ std::string render_line_plot(const LinePlot& plot) {
     x_hi = plot.log2_x ? 4096 : 1;
     y_lo = 0;
     y_hi = 1;
+  }
+  for (const auto& m : plot.marks) {
+    if (!std::isfinite(m.x) || (plot.log2_x && m.x <= 0)) continue;
+    x_lo = std::min(x_lo, m.x);
+    x_hi = std::max(x_hi, m.x);
   }
   if (plot.y_min) y_lo = *plot.y_min;
   if (plot.y_max) y_hi = *plot.y_max;
@@ -268,6 +275,14 @@ std::string render_line_plot(const LinePlot& plot) {
   svg.text(left + plot_w / 2, plot.height - 14, plot.x_label, 13, "middle");
   svg.text(18, top + plot_h / 2, plot.y_label, 13, "middle", "#222222", false, -90);
   if (empty) svg.text(left + plot_w / 2, top + plot_h / 2, "no data", 14, "middle", "#888888");
+  // Vertical marks behind the data, labels stacked at the top so that neighbouring marks stay legible.
+  for (size_t m = 0; m < plot.marks.size(); ++m) {
+    const auto& mark = plot.marks[m];
+    if (!std::isfinite(mark.x) || (plot.log2_x && mark.x <= 0)) continue;
+    const double x = px(mark.x);
+    svg.line(x, top, x, top + plot_h, "#777777", 1.2, "4,4");
+    svg.text(x + 4, top + 14 + 14 * static_cast<double>(m), mark.label, 11, "start", "#555555");
+  }
 
   for (size_t k = 0; k < plot.series.size(); ++k) {
     const auto& s = plot.series[k];
@@ -283,6 +298,12 @@ std::string render_line_plot(const LinePlot& plot) {
       if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) {
         flush();
         continue;
+      }
+      if (!s.low.empty() && std::isfinite(s.low[i]) && std::isfinite(s.high[i])) {
+        const double x = px(s.x[i]), y0 = py(std::clamp(s.low[i], ay_lo, ay_hi)), y1 = py(std::clamp(s.high[i], ay_lo, ay_hi));
+        svg.line(x, y0, x, y1, colour, 1.5);
+        svg.line(x - 4, y0, x + 4, y0, colour, 1.5);
+        svg.line(x - 4, y1, x + 4, y1, colour, 1.5);
       }
       xs.push_back(px(s.x[i]));
       ys.push_back(py(std::clamp(s.y[i], ay_lo, ay_hi)));

@@ -66,6 +66,15 @@ struct LineSeries {
   std::vector<double> y;   // NaN: no point (the line is broken there)
   std::string colour;      // "#rrggbb"; empty: the palette colour of the series' index
   bool dashed = false;     // e.g. for an average drawn over the per-variant lines
+  // Optional interval of each point (e.g. a 95 % confidence interval), drawn as a vertical bar with
+  // caps; empty, or NaN at a point: no bar.
+  std::vector<double> low, high;
+};
+
+// A labelled vertical line across the plot (an attention window, a training length).
+struct VerticalMark {
+  double x = 0;
+  std::string label;
 };
 
 struct LinePlot {
@@ -78,6 +87,7 @@ struct LinePlot {
   double width = 760;
   double height = 440;
   std::vector<LineSeries> series;
+  std::vector<VerticalMark> marks;
 };
 
 // Renders a line plot with axes, grid, ticks, axis labels, title and a legend on the right.

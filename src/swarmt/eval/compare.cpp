@@ -24,9 +24,48 @@ double cell(const RunSummary& run, const std::string& variant, int64_t length) {
   return it == run.aggregates.by_variant_length.end() ? kNaN : it->second.mean;
 }
 
-double length_mean(const RunSummary& run, int64_t length) {
+MeanScore length_score(const RunSummary& run, int64_t length) {
   auto it = run.aggregates.by_length.find(length);
-  return it == run.aggregates.by_length.end() ? kNaN : it->second.mean;
+  return it == run.aggregates.by_length.end() ? MeanScore{kNaN, 0} : it->second;
+}
+
+double length_mean(const RunSummary& run, int64_t length) { return length_score(run, length).mean; }
+
+std::string cell_text(const RunSummary& run, const std::string& variant, int64_t length) {
+  auto it = run.aggregates.by_variant_length.find({variant, length});
+  return it == run.aggregates.by_variant_length.end() ? format_fixed(kNaN, 2) : format_score(it->second);
+}
+
+// What a sample's `length` measures, from the runs' metadata ("context length" unless all runs say
+// otherwise, e.g. "distance" for `eval recall`).
+std::string length_name(const std::vector<RunSummary>& runs) {
+  std::string name;
+  for (const auto& run : runs) {
+    const Json& m = run.metadata;
+    std::string n = m.is_object() && m.contains("length_name") && m["length_name"].is_string()
+                        ? m["length_name"].get<std::string>() : "context length";
+    if (name.empty()) name = n;
+    if (name != n) return "context length";
+  }
+  return name.empty() ? "context length" : name;
+}
+
+// The runs' plot marks (window, training length), each distinct (x, label) once.
+std::vector<VerticalMark> plot_marks(const std::vector<RunSummary>& runs) {
+  std::vector<VerticalMark> marks;
+  for (const auto& run : runs) {
+    const Json& m = run.metadata;
+    if (!m.is_object() || !m.contains("plot_marks") || !m["plot_marks"].is_array()) continue;
+    for (const auto& mark : m["plot_marks"]) {
+      if (!mark.is_object() || !mark.contains("x") || !mark["x"].is_number() || !mark.contains("label") ||
+          !mark["label"].is_string())
+        continue;
+      VerticalMark v{mark["x"].get<double>(), mark["label"].get<std::string>()};
+      if (std::none_of(marks.begin(), marks.end(), [&](const VerticalMark& o) { return o.x == v.x && o.label == v.label; }))
+        marks.push_back(v);
+    }
+  }
+  return marks;
 }
 
 // Union of the runs' variants (first-seen order) and lengths (ascending).
@@ -84,16 +123,15 @@ std::string comparison_table(const std::vector<RunSummary>& runs) {
       std::vector<std::string> row = {variant, length_label(len)};
       bool any = false;
       for (const auto& run : runs) {
-        double m = cell(run, variant, len);
-        any = any || std::isfinite(m);
-        row.push_back(format_fixed(m, 2));
+        any = any || std::isfinite(cell(run, variant, len));
+        row.push_back(cell_text(run, variant, len));
       }
       if (any) table.add_row(row);
     }
   }
   for (int64_t len : lengths) {
     std::vector<std::string> row = {"average", length_label(len)};
-    for (const auto& run : runs) row.push_back(format_fixed(length_mean(run, len), 2));
+    for (const auto& run : runs) row.push_back(format_score(length_score(run, len)));
     table.add_row(row);
   }
   std::vector<std::string> overall = {"average", "all"};
@@ -122,18 +160,23 @@ std::vector<RunSummary> write_comparison(const std::vector<std::string>& run_dir
   SWARMT_CHECK_INPUT(fs::is_directory(out_directory), out_directory, ": cannot create the output directory (",
                      ec.message(), ")");
 
+  const std::string x_name = length_name(runs);
   LinePlot plot;
-  plot.title = options.title + ": mean score vs context length";
-  plot.x_label = "context length (tokens)";
+  plot.title = options.title + ": mean score vs " + x_name;
+  plot.x_label = x_name + " (tokens)";
   plot.y_label = "mean score over variants (0-100)";
   plot.y_min = 0;
   plot.y_max = 100;
+  plot.marks = plot_marks(runs);
   for (const auto& run : runs) {
     LineSeries series;
     series.name = run.name;
     for (int64_t len : lengths) {
+      const MeanScore score = length_score(run, len);
       series.x.push_back(static_cast<double>(len));
-      series.y.push_back(length_mean(run, len));
+      series.y.push_back(score.mean);
+      series.low.push_back(score.has_interval() ? score.low : kNaN);
+      series.high.push_back(score.has_interval() ? score.high : kNaN);
     }
     plot.series.push_back(std::move(series));
   }
@@ -141,8 +184,10 @@ std::vector<RunSummary> write_comparison(const std::vector<std::string>& run_dir
 
   std::string md = "# " + options.title + "\n\n";
   for (const auto& run : runs) md += "- " + run.name + ": " + run.directory + "\n";
-  md += "\nMean score (0-100) per variant and context length; `average` is the mean over variants.\n\n";
-  md += comparison_table(runs) + "\n![mean score vs context length](compare.svg)\n";
+  md += "\nMean score (0-100) per variant and " + x_name +
+        "; `average` is the mean over variants. In brackets: 95 % Wilson intervals, where every score is right or "
+        "wrong.\n\n";
+  md += comparison_table(runs) + "\n![mean score vs " + x_name + "](compare.svg)\n";
   write_file_atomically(out_directory + "/compare.md", md);
 
   Json j = {{"format", "swarmt-eval-compare"}, {"version", 1}};

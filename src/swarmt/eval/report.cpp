@@ -15,6 +15,7 @@
 #include "swarmt/core/error.h"
 #include "swarmt/core/markdown_table.h"
 #include "swarmt/core/svg_plot.h"
+#include "swarmt/eval/wilson_interval.h"
 
 namespace fs = std::filesystem;
 
@@ -28,11 +29,24 @@ double round_depth(double depth) { return std::round(depth * 100.0) / 100.0; }
 struct Accumulator {
   double sum = 0;
   int64_t count = 0;
+  int64_t right = 0;
+  bool binary = true;  // every score 0 or 100
   void add(double v) {
     sum += v;
     ++count;
+    right += v == 100.0;
+    binary = binary && (v == 0.0 || v == 100.0);
   }
-  MeanScore mean() const { return {count ? sum / static_cast<double>(count) : kNaN, count}; }
+  MeanScore mean() const {
+    MeanScore m{count ? sum / static_cast<double>(count) : kNaN, count};
+    if (binary && count > 0) {
+      const Interval ci = wilson_interval(right, count);
+      m.successes = right;
+      m.low = 100.0 * ci.low;
+      m.high = 100.0 * ci.high;
+    }
+    return m;
+  }
 };
 
 
@@ -44,6 +58,7 @@ Json sample_to_json(const EvalSampleResult& s, bool include_prompt) {
   j["answers"] = s.answers;
   j["prediction"] = s.prediction;
   j["score"] = s.score;
+  if (!s.details.is_null()) j["details"] = s.details;
   return j;
 }
 
@@ -87,6 +102,11 @@ std::string file_safe(const std::string& name) {
 }  // namespace
 
 std::string length_label(int64_t length) { return format_length_label(static_cast<double>(length)); }
+
+std::string format_score(const MeanScore& score) {
+  if (!score.has_interval()) return format_fixed(score.mean, 2);
+  return str_cat(format_fixed(score.mean, 1), " [", format_fixed(score.low, 1), ", ", format_fixed(score.high, 1), "]");
+}
 
 std::string depth_label(const EvalAggregates& aggregates, double depth_key) {
   char buf[64];
@@ -147,6 +167,12 @@ EvalAggregates aggregate_results(const std::vector<EvalSampleResult>& samples, s
       count += it->second.count;
     }
     agg.by_length[len] = {over_variants.mean().mean, count};
+    // With one variant the length's score is that variant's, interval included; a mean over variants is
+    // not a proportion of independent trials and gets none.
+    if (agg.variants.size() == 1) {
+      auto it = agg.by_variant_length.find({agg.variants.front(), len});
+      if (it != agg.by_variant_length.end()) agg.by_length[len] = it->second;
+    }
     overall.add(agg.by_length[len].mean);
   }
   agg.overall = overall.mean().mean;
@@ -155,6 +181,13 @@ EvalAggregates aggregate_results(const std::vector<EvalSampleResult>& samples, s
 
 Json aggregates_to_json(const EvalAggregates& agg) {
   auto num = [](double x) { return std::isfinite(x) ? Json(x) : Json(nullptr); };
+  auto with_interval = [](Json j, const MeanScore& m) {
+    if (m.has_interval()) {
+      j["successes"] = m.successes;
+      j["ci95"] = {m.low, m.high};
+    }
+    return j;
+  };
   Json j;
   j["variants"] = agg.variants;
   j["lengths"] = agg.lengths;
@@ -162,17 +195,18 @@ Json aggregates_to_json(const EvalAggregates& agg) {
   j["depth_bin_width"] = agg.depth_bin_width;
   Json vl = Json::array();
   for (const auto& [key, m] : agg.by_variant_length)
-    vl.push_back({{"variant", key.first}, {"length", key.second}, {"mean", num(m.mean)}, {"count", m.count}});
+    vl.push_back(with_interval({{"variant", key.first}, {"length", key.second}, {"mean", num(m.mean)}, {"count", m.count}}, m));
   j["by_variant_length"] = vl;
   Json v = Json::array();
   for (const auto& name : agg.variants) {
     auto it = agg.by_variant.find(name);
     if (it == agg.by_variant.end()) continue;
-    v.push_back({{"variant", name}, {"mean", num(it->second.mean)}, {"count", it->second.count}});
+    v.push_back(with_interval({{"variant", name}, {"mean", num(it->second.mean)}, {"count", it->second.count}}, it->second));
   }
   j["by_variant"] = v;
   Json l = Json::array();
-  for (const auto& [len, m] : agg.by_length) l.push_back({{"length", len}, {"mean", num(m.mean)}, {"count", m.count}});
+  for (const auto& [len, m] : agg.by_length)
+    l.push_back(with_interval({{"length", len}, {"mean", num(m.mean)}, {"count", m.count}}, m));
   j["by_length"] = l;
   Json ld = Json::array();
   for (const auto& [key, m] : agg.by_length_depth)
@@ -189,7 +223,15 @@ EvalAggregates aggregates_from_json(const Json& json, const std::string& where) 
   agg.variants = view.get_string_list("variants");
   agg.lengths = view.get_int_list("lengths");
   auto mean_of = [](const JsonView& item) {
-    return MeanScore{item.has("mean") ? item.get_number("mean") : kNaN, item.get_int("count", 0)};
+    MeanScore m{item.has("mean") ? item.get_number("mean") : kNaN, item.get_int("count", 0)};
+    if (item.has("ci95")) {
+      const auto bounds = item.get_number_list("ci95");
+      SWARMT_CHECK_INPUT(bounds.size() == 2, item.describe("ci95"), " must be [low, high]");
+      m.successes = item.get_int("successes", 0);
+      m.low = bounds[0];
+      m.high = bounds[1];
+    }
+    return m;
   };
   const Json& vl = view.raw("by_variant_length");
   SWARMT_CHECK_INPUT(vl.is_array(), view.describe("by_variant_length"), " must be an array");
@@ -226,13 +268,20 @@ void write_eval_report(const std::string& directory, const EvalRun& run, const R
   const EvalAggregates agg = aggregate_results(run.samples);
   const Json aggregates = aggregates_to_json(agg);
 
+  Json metadata = run.metadata;
+  if (options.length_name != "context length") metadata["length_name"] = options.length_name;
+  if (!options.marks.empty()) {
+    Json marks = Json::array();
+    for (const auto& [x, label] : options.marks) marks.push_back({{"x", x}, {"label", label}});
+    metadata["plot_marks"] = marks;
+  }
   Json summary = {{"format", "swarmt-eval-summary"}, {"version", 1}};
-  summary["metadata"] = run.metadata;
+  summary["metadata"] = metadata;
   summary["num_samples"] = run.samples.size();
   summary["aggregates"] = aggregates;
 
   Json results = {{"format", "swarmt-eval-results"}, {"version", 1}};
-  results["metadata"] = run.metadata;
+  results["metadata"] = metadata;
   results["aggregates"] = aggregates;
   Json samples = Json::array();
   for (const auto& s : run.samples) samples.push_back(sample_to_json(s, options.include_prompts));
@@ -245,8 +294,9 @@ void write_eval_report(const std::string& directory, const EvalRun& run, const R
 
   // Plot: one line per variant, plus the average when there are several.
   LinePlot plot;
-  plot.title = options.title + ": score vs context length";
-  plot.x_label = "context length (tokens)";
+  plot.title = options.title + ": score vs " + options.length_name;
+  plot.x_label = options.length_name + " (tokens)";
+  for (const auto& [x, label] : options.marks) plot.marks.push_back({x, label});
   plot.y_label = "mean score (0-100)";
   plot.y_min = 0;
   plot.y_max = 100;
@@ -257,6 +307,9 @@ void write_eval_report(const std::string& directory, const EvalRun& run, const R
       auto it = agg.by_variant_length.find({variant, len});
       series.x.push_back(static_cast<double>(len));
       series.y.push_back(it == agg.by_variant_length.end() ? kNaN : it->second.mean);
+      const bool interval = it != agg.by_variant_length.end() && it->second.has_interval();
+      series.low.push_back(interval ? it->second.low : kNaN);
+      series.high.push_back(interval ? it->second.high : kNaN);
     }
     plot.series.push_back(std::move(series));
   }
@@ -277,7 +330,7 @@ void write_eval_report(const std::string& directory, const EvalRun& run, const R
   std::string md = "# " + options.title + "\n\n" + metadata_markdown(run.metadata);
   md += "- samples: " + std::to_string(run.samples.size()) + "\n";
   md += "- overall mean score: " + format_fixed(agg.overall, 2) + "\n\n";
-  md += "## Mean score by variant and context length\n\n";
+  md += "## Mean score by variant and " + options.length_name + "\n\n";
   std::vector<std::string> headers = {"variant"};
   for (int64_t len : agg.lengths) headers.push_back(length_label(len));
   headers.push_back("mean");
@@ -288,7 +341,7 @@ void write_eval_report(const std::string& directory, const EvalRun& run, const R
     for (int64_t len : agg.lengths) {
       auto it = agg.by_variant_length.find({variant, len});
       double m = it == agg.by_variant_length.end() ? kNaN : it->second.mean;
-      row.push_back(format_fixed(m, 2));
+      row.push_back(it == agg.by_variant_length.end() ? format_fixed(kNaN, 2) : format_score(it->second));
       if (std::isfinite(m)) over_lengths.add(m);
     }
     row.push_back(format_fixed(over_lengths.mean().mean, 2));
@@ -300,7 +353,10 @@ void write_eval_report(const std::string& directory, const EvalRun& run, const R
     row.push_back(format_fixed(agg.overall, 2));
     table.add_row(row);
   }
-  md += table.render() + "\n![score vs context length](score_vs_length.svg)\n";
+  md += table.render();
+  if (std::any_of(agg.by_variant_length.begin(), agg.by_variant_length.end(), [](const auto& kv) { return kv.second.has_interval(); }))
+    md += "\nScores in brackets: 95 % Wilson intervals.\n";
+  md += "\n![score vs " + options.length_name + "](score_vs_length.svg)\n";
 
   if (!agg.depths.empty()) {
     md += "\n## Mean score by needle depth and context length (all variants)\n\n";

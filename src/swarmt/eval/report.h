@@ -33,6 +33,7 @@ struct EvalSampleResult {
   std::vector<std::string> answers;  // expected answers
   std::string prediction;            // the model's raw output
   double score = 0;                  // 0..100
+  Json details;                      // optional task-specific fields (null: none), kept in results.json
 };
 
 struct EvalRun {
@@ -44,6 +45,11 @@ struct EvalRun {
 struct MeanScore {
   double mean = 0;
   int64_t count = 0;
+  // When every score of the group is 0 or 100 (right or wrong), the number right, and the 95 % Wilson
+  // interval of the accuracy in percent; successes < 0 otherwise (partial-credit scores).
+  int64_t successes = -1;
+  double low = 0, high = 0;
+  bool has_interval() const { return successes >= 0 && count > 0; }
 };
 
 // Means of the sample scores, grouped the ways the reports show them.
@@ -76,7 +82,14 @@ EvalAggregates aggregates_from_json(const Json& json, const std::string& where);
 struct ReportOptions {
   std::string title = "Evaluation";  // heading of summary.md and the plot titles
   bool include_prompts = true;       // results.json carries the full prompt text of every sample
+  std::string length_name = "context length";  // what a sample's `length` measures (e.g. "distance")
+  // Vertical marks on the score plot (e.g. the model's window and training length); also stored in the
+  // run metadata ("plot_marks") so that `eval compare` draws them.
+  std::vector<std::pair<double, std::string>> marks;
 };
+
+// "85.0 [78.1, 90.2]" when the score has an interval, else "85.00".
+std::string format_score(const MeanScore& score);
 
 // Writes the report files listed above into `directory` (created if needed).
 void write_eval_report(const std::string& directory, const EvalRun& run, const ReportOptions& options = {});
