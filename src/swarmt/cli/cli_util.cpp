@@ -75,6 +75,9 @@ std::vector<int64_t> parse_lengths(const std::string& text, const std::string& o
     if (!digits.empty() && (digits.back() == 'k' || digits.back() == 'K')) {
       scale = 1024;
       digits.pop_back();
+    } else if (!digits.empty() && (digits.back() == 'm' || digits.back() == 'M')) {
+      scale = 1024 * 1024;
+      digits.pop_back();
     }
     size_t used = 0;
     long long v = -1;
@@ -84,7 +87,8 @@ std::vector<int64_t> parse_lengths(const std::string& text, const std::string& o
       used = 0;
     }
     SWARMT_CHECK_INPUT(used == digits.size() && !digits.empty() && v > 0, option, ": '", item,
-                       "' is not a positive length (e.g. 4096 or 4k)");
+                       "' is not a positive length (e.g. 4096, 4k or 1M)");
+    SWARMT_CHECK_INPUT(v <= (int64_t{1} << 40) / scale, option, ": '", item, "' is too large (at most 1T tokens)");
     out.push_back(v * scale);
   }
   SWARMT_CHECK_INPUT(!out.empty(), option, ": no value given");

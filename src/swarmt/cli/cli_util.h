@@ -19,7 +19,7 @@ std::optional<at::ScalarType> parse_dtype(const std::string& text);
 std::vector<int64_t> parse_id_list(const std::string& text, const std::string& option);
 // "a, b,c" -> {"a", "b", "c"} (items trimmed of spaces, empty items dropped).
 std::vector<std::string> split_list(const std::string& text);
-// "4096,8k,128k" -> lengths (k = 1024); BadInput naming `option` on anything else or an empty list.
+// "4096,8k,128k,1M" -> lengths (k = 1024, M = 1024²); BadInput naming `option` on anything else or an empty list.
 std::vector<int64_t> parse_lengths(const std::string& text, const std::string& option);
 // Runs this executable again with `arguments` (measurements that need a fresh process: peak memory) and
 // parses the last JSON object it prints; `what` names the run in errors.

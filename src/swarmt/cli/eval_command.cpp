@@ -17,6 +17,7 @@ void register_eval(CLI::App& app, const GlobalOptions& globals, CommandList& com
   register_eval_mqar(*group, globals, commands);
   register_eval_ppl(*group, globals, commands);
   register_eval_qa(*group, globals, commands);
+  register_eval_recall(*group, globals, commands);
   register_eval_compare(*group, globals, commands);
 }
 

@@ -14,11 +14,13 @@ namespace swarmt::cli {
 // table, one plot with a line per run).
 void register_eval_compare(CLI::App& eval_group, const GlobalOptions& globals, CommandList& commands);
 
-// Evaluations of a model directory (eval_model_commands.cpp): RULER NIAH, passkey, MQAR, loss by position.
+// Evaluations of a model directory (eval_model_commands.cpp): RULER NIAH, passkey, MQAR, loss by position,
+// long-document QA, associative recall by distance.
 void register_eval_niah(CLI::App& eval_group, const GlobalOptions& globals, CommandList& commands);
 void register_eval_passkey(CLI::App& eval_group, const GlobalOptions& globals, CommandList& commands);
 void register_eval_mqar(CLI::App& eval_group, const GlobalOptions& globals, CommandList& commands);
 void register_eval_ppl(CLI::App& eval_group, const GlobalOptions& globals, CommandList& commands);
 void register_eval_qa(CLI::App& eval_group, const GlobalOptions& globals, CommandList& commands);
+void register_eval_recall(CLI::App& eval_group, const GlobalOptions& globals, CommandList& commands);
 
 }  // namespace swarmt::cli

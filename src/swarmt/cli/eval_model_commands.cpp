@@ -1,9 +1,10 @@
-// `swarmt eval niah | passkey | mqar | ppl | qa`: evaluations of a model directory, each writing
+// `swarmt eval niah | passkey | mqar | ppl | qa | recall`: evaluations of a model directory, each writing
 // results.json, summary.md and SVG plots into --out.
 //   swarmt eval niah --model DIR --variants niah_single_1,niah_multikey_1 --lengths 1024,4096
 //                    --samples 10 [--depths 0,50,100] --out DIR
-#include <iostream>
 #include <cmath>
+#include <filesystem>
+#include <iostream>
 #include <memory>
 #include <sstream>
 
@@ -16,6 +17,7 @@
 #include "swarmt/eval/niah_runner.h"
 #include "swarmt/eval/perplexity.h"
 #include "swarmt/eval/qa_runner.h"
+#include "swarmt/eval/distance_recall_runner.h"
 #include "swarmt/eval/recall_runners.h"
 #include "swarmt/eval/report.h"
 
@@ -75,13 +77,14 @@ void report_resources(const std::vector<eval::LengthResources>& resources, eval:
   run.metadata["resources"] = eval::resources_to_json(resources);
 }
 
-void write_resources(const std::vector<eval::LengthResources>& resources, const std::string& out) {
-  MarkdownTable table({"context", "peak RSS (MB)", "state (MB)", "prefill tokens/s", "s/sample"});
+void write_resources(const std::vector<eval::LengthResources>& resources, const std::string& out,
+                     const std::string& length_name = "context") {
+  MarkdownTable table({length_name, "peak RSS (MB)", "state (MB)", "prefill tokens/s", "s/sample"});
   for (const auto& r : resources)
     table.add_row({eval::length_label(r.length), format_fixed(static_cast<double>(r.peak_rss_bytes) / 1048576.0, 1),
                    format_fixed(static_cast<double>(r.state_bytes) / 1048576.0, 3), format_fixed(r.prefill_tokens_per_s, 0),
                    format_fixed(r.seconds_per_sample, 2)});
-  const std::string text = "# Memory and speed by context length\n\n" + table.render();
+  const std::string text = "# Memory and speed by " + length_name + "\n\n" + table.render();
   write_file_atomically(out + "/resources.md", text);
   std::cout << table.render();
 }
@@ -272,6 +275,107 @@ void register_eval_qa(CLI::App& group, const GlobalOptions& globals, CommandList
                         eval::write_eval_report(o->out, run, report);
                         write_resources(resources, o->out);
                         print_summary(run, o->out);
+                        return 0;
+                      }});
+}
+
+}  // namespace swarmt::cli
+
+namespace swarmt::cli {
+namespace {
+struct RecallArgs : ModelArgs {
+  std::string distances = "16,64,256,1k", keys, values, filler;
+  int64_t pairs = 4, gap = 0, samples = 100, batch = 8, training_length = 0;
+  bool forget_beyond_window = false;
+};
+
+// "a:b" -> [a, b); empty keeps `range`.
+void parse_id_range(const std::string& text, const std::string& option, int64_t& begin, int64_t& end) {
+  if (text.empty()) return;
+  const auto colon = text.find(':');
+  SWARMT_CHECK_INPUT(colon != std::string::npos, option, ": '", text, "' is not a range BEGIN:END");
+  const auto ids = parse_id_list(text.substr(0, colon) + "," + text.substr(colon + 1), option);
+  SWARMT_CHECK_INPUT(ids.size() == 2, option, ": '", text, "' is not a range BEGIN:END");
+  begin = ids[0];
+  end = ids[1];
+}
+
+// The training run beside a model directory (train_config.json), if any: its sequence length and the
+// id ranges of its recall task, so that a model is probed with the vocabulary it was trained on.
+void defaults_from_training(const std::string& model_dir, RecallArgs& o, data::RecallVocabulary& vocabulary) {
+  const std::string path = model_dir + "/train_config.json";
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return;
+  const Json config = read_json_file(path);
+  if (o.training_length == 0 && config.contains("sequence_length") && config["sequence_length"].is_number_integer())
+    o.training_length = config["sequence_length"].get<int64_t>();
+  const Json* tasks = nullptr;
+  if (config.contains("data") && config["data"].contains("train") && config["data"]["train"].contains("tasks"))
+    tasks = &config["data"]["train"]["tasks"];
+  if (!tasks || !tasks->is_array()) return;
+  for (const auto& task : *tasks) {
+    if (!task.is_object() || task.value("task", "") != "recall") continue;
+    auto config_of = data::recall_training_config_from_json(JsonView(task, path, "data.train.tasks[recall]."), 0);
+    vocabulary = config_of.vocabulary;
+  }
+}
+}  // namespace
+
+void register_eval_recall(CLI::App& group, const GlobalOptions& globals, CommandList& commands) {
+  auto o = std::make_shared<RecallArgs>();
+  CLI::App* cmd = group.add_subcommand("recall", "Associative-recall accuracy by the distance between a fact and its question");
+  o->prefill_chunk = 2048;
+  o->add(cmd);
+  cmd->add_option("--distances", o->distances, "Comma-separated distances in tokens (e.g. 16,64,1k,1M)")->capture_default_str();
+  cmd->add_option("--pairs", o->pairs, "Key-value pairs per probe, each asked once")->capture_default_str();
+  cmd->add_option("--gap", o->gap, "Filler tokens after each pair and each question")->capture_default_str();
+  cmd->add_option("--samples", o->samples, "Probes per distance")->capture_default_str();
+  cmd->add_option("--batch", o->batch, "Probes streamed together")->capture_default_str();
+  cmd->add_option("--training-length", o->training_length,
+                  "Training length marked on the plot (default: train_config.json beside the model)");
+  cmd->add_option("--keys", o->keys, "Key ids BEGIN:END (default: the model's training task, else 1:65)");
+  cmd->add_option("--values", o->values, "Value ids BEGIN:END (default: the training task's, else 65:129)");
+  cmd->add_option("--filler", o->filler, "Filler ids BEGIN:END (default: the training task's, else 129:256)");
+  cmd->add_flag("--forget-beyond-window", o->forget_beyond_window,
+                "Control: reset the recurrent layers' memory one window before the questions");
+  commands.push_back({cmd, [o, &globals]() {
+                        eval::RecallRunOptions r;
+                        r.distances = parse_lengths(o->distances, "--distances");
+                        SWARMT_CHECK_INPUT(o->pairs >= 1 && o->pairs <= 4096, "--pairs must be in [1, 4096] (got ", o->pairs, ")");
+                        SWARMT_CHECK_INPUT(o->samples >= 1 && o->samples <= 1000000, "--samples must be in [1, 1000000] (got ", o->samples, ")");
+                        SWARMT_CHECK_INPUT(o->training_length >= 0, "--training-length must be >= 0");
+                        defaults_from_training(o->model, *o, r.vocabulary);
+                        parse_id_range(o->keys, "--keys", r.vocabulary.key_begin, r.vocabulary.key_end);
+                        parse_id_range(o->values, "--values", r.vocabulary.value_begin, r.vocabulary.value_end);
+                        parse_id_range(o->filler, "--filler", r.vocabulary.filler_begin, r.vocabulary.filler_end);
+                        r.pairs = o->pairs;
+                        r.gap = o->gap;
+                        r.samples = o->samples;
+                        r.batch = o->batch;
+                        r.chunk = o->prefill_chunk;
+                        r.forget_beyond_window = o->forget_beyond_window;
+                        r.seed = o->seed;
+                        r.quiet = globals.quiet;
+                        auto model = o->load();
+                        std::vector<eval::LengthResources> resources;
+                        auto run = eval::run_distance_recall(model, r, &resources);
+                        if (o->training_length > 0) run.metadata["training_length"] = o->training_length;
+                        eval::ReportOptions report;
+                        report.title = str_cat("Associative recall by distance, ", r.pairs, " pairs",
+                                               r.forget_beyond_window ? ", recurrent memory cut at the window" : "");
+                        report.length_name = "distance";
+                        report.include_prompts = false;
+                        const int64_t window = run.metadata["window"].get<int64_t>();
+                        if (window > 0) report.marks.push_back({static_cast<double>(window), str_cat("window ", window)});
+                        if (o->training_length > 0)
+                          report.marks.push_back({static_cast<double>(o->training_length), str_cat("training length ", o->training_length)});
+                        eval::write_eval_report(o->out, run, report);
+                        write_resources(resources, o->out, "distance");
+                        const auto agg = eval::aggregate_results(run.samples);
+                        MarkdownTable table({"distance", "accuracy % [95% CI]", "questions"});
+                        for (const auto& [distance, score] : agg.by_length)
+                          table.add_row({eval::length_label(distance), eval::format_score(score), std::to_string(score.count)});
+                        std::cout << table.render() << "report written to " << o->out << "/summary.md" << std::endl;
                         return 0;
                       }});
 }

@@ -20,6 +20,9 @@ class DecoderLayer : public torch::nn::Module {
   // Sliding-window layers report their inference window (0 otherwise) and accept a new one.
   virtual int64_t window() const { return 0; }
   virtual void set_window(int64_t) {}
+  // Recurrent layers (mLSTM, Gated DeltaNet) carry a state that summarises the whole past, not a window
+  // of it; evaluations can reset it to measure what the rest of the model remembers without it.
+  virtual bool is_recurrent() const { return false; }
 };
 
 }  // namespace swarmt::nn

@@ -36,6 +36,7 @@ class HybridBlock : public DecoderLayer {
     if (attention && kind_ == 'S') attention->set_window(w);
   }
 
+  bool is_recurrent() const override { return kind_ == 'M' || kind_ == 'G'; }
   char kind() const { return kind_; }
   // Initialisation per specs/swax.md §2.5 / §3.4; num_blocks scales the output projections.
   void reset_parameters(int64_t num_blocks);
