@@ -11,12 +11,12 @@
 namespace swarmt::models {
 namespace {
 
-SwaxConfig tiny_config(const std::string& pattern, int64_t window) {
+SwaxConfig tiny_config(const std::string& pattern, int64_t window, int64_t mlstm_conv_size = 0) {
   Json j{{"vocab_size", 40},         {"hidden_size", 32},        {"layer_pattern", pattern},
          {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"head_dim", 8},
          {"sliding_window", window}, {"mlstm_num_heads", 2},     {"gdn_num_heads", 2},
          {"gdn_head_dim", 8},        {"gdn_v_head_dim", 16},     {"mlstm_chunk_size", 4},
-         {"gdn_chunk_size", 4},      {"intermediate_size", 48}};
+         {"gdn_chunk_size", 4},      {"intermediate_size", 48},  {"mlstm_conv_size", mlstm_conv_size}};
   return SwaxConfig::from_json(j, "test.json");
 }
 
@@ -54,6 +54,27 @@ TEST_P(DecodeEquivalence, decode_logits_equal_full_forward_logits) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Windows, DecodeEquivalence, ::testing::Values(3, 7, 64));
+
+// The mLSTM's optional short convolution (xLSTM-1's q/k conv) keeps its tail in the streaming state:
+// decoding token by token gives the full forward's logits, and the kernel is a checkpoint tensor.
+TEST(SwaxModel, mlstm_short_conv_streams_exactly_and_is_saved) {
+  torch::manual_seed(2);
+  SwaxForCausalLM model(tiny_config("MS", 5, /*mlstm_conv_size=*/4));
+  randomize(model);
+  model.to(at::kDouble);
+  model.eval();
+  at::NoGradGuard no_grad;
+  auto tokens = at::randint(0, 40, {2, 17}, at::TensorOptions().dtype(at::kLong));
+  auto full = model.forward(tokens);
+  auto state = model.new_state(2);
+  std::vector<at::Tensor> pieces{model.forward_stateful(tokens.narrow(1, 0, 6), state)};
+  for (int64_t t = 6; t < 17; ++t) pieces.push_back(model.forward_stateful(tokens.narrow(1, t, 1), state));
+  EXPECT_TENSORS_CLOSE(at::cat(pieces, 1), full, 1e-9);
+  bool named = false;
+  for (const auto& [name, tensor] : model.checkpoint_tensors()) named = named || name == "model.layers.0.mlstm.qk_conv";
+  EXPECT_TRUE(named);
+  EXPECT_EQ(model.config_json()["mlstm_conv_size"], 4);
+}
 
 TEST(SwaxModel, sliding_window_state_does_not_grow_with_context) {
   SwaxForCausalLM model(tiny_config("MSGS", 4));

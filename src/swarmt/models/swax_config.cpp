@@ -17,7 +17,7 @@ SwaxConfig SwaxConfig::from_json(const Json& json, const std::string& source) {
                          "tie_word_embeddings", "num_attention_heads", "num_key_value_heads", "head_dim",
                          "rope_theta", "sliding_window", "mlstm_num_heads", "mlstm_qk_head_dim",
                          "mlstm_v_head_dim", "mlstm_gate_soft_cap", "mlstm_chunk_size", "mlstm_eps",
-                         "mlstm_norm_eps", "gdn_num_heads", "gdn_head_dim", "gdn_v_head_dim", "gdn_conv_size",
+                         "mlstm_norm_eps", "mlstm_conv_size", "gdn_num_heads", "gdn_head_dim", "gdn_v_head_dim", "gdn_conv_size",
                          "gdn_allow_neg_eigval", "gdn_chunk_size", "gdn_norm_eps", "bos_token_id",
                          "eos_token_id", "pad_token_id", "torch_dtype", "swarmt_version"});
   if (v.has("model_type")) {
@@ -70,6 +70,7 @@ SwaxConfig SwaxConfig::from_json(const Json& json, const std::string& source) {
   c.mlstm_chunk_size = v.get_int_in("mlstm_chunk_size", c.mlstm_chunk_size, 1, 4096);
   c.mlstm_eps = v.get_number("mlstm_eps", c.mlstm_eps);
   c.mlstm_norm_eps = v.get_number("mlstm_norm_eps", c.mlstm_norm_eps);
+  c.mlstm_conv_size = v.get_int_in("mlstm_conv_size", c.mlstm_conv_size, 0, 64);
 
   c.gdn_num_heads = v.get_int_in("gdn_num_heads", c.gdn_num_heads, 1, 4096);
   c.gdn_head_dim = v.get_int_in("gdn_head_dim", c.gdn_head_dim, 1, kBig);
@@ -113,6 +114,7 @@ Json SwaxConfig::to_json() const {
               {"mlstm_chunk_size", mlstm_chunk_size},
               {"mlstm_eps", mlstm_eps},
               {"mlstm_norm_eps", mlstm_norm_eps},
+              {"mlstm_conv_size", mlstm_conv_size},
               {"gdn_num_heads", gdn_num_heads},
               {"gdn_head_dim", gdn_head_dim},
               {"gdn_v_head_dim", gdn_v_head_dim},

@@ -40,6 +40,7 @@ struct SwaxConfig {
   int64_t mlstm_chunk_size = 64;
   double mlstm_eps = 1e-6;
   double mlstm_norm_eps = 1e-6;
+  int64_t mlstm_conv_size = 0;        // > 0: xLSTM-1's short conv before q and k (mlstm_layer.h)
 
   // Gated DeltaNet blocks (G).
   int64_t gdn_num_heads = 2;

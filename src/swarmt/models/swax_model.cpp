@@ -26,6 +26,7 @@ nn::HybridBlockOptions swax_block_options(const SwaxConfig& c, char kind) {
   o.mlstm.chunk_size = c.mlstm_chunk_size;
   o.mlstm.eps = c.mlstm_eps;
   o.mlstm.norm_eps = c.mlstm_norm_eps;
+  o.mlstm.conv_size = c.mlstm_conv_size;
 
   o.gdn.hidden_size = c.hidden_size;
   o.gdn.num_heads = c.gdn_num_heads;

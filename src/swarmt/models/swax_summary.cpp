@@ -18,14 +18,16 @@ int64_t count_parameters(const torch::nn::Module& module) {
 
 // Per-sequence inference state of one block at `context` tokens, in fp32 values:
 //   S: a ring of min(w, context) keys and values per kv head;  A: every key and value;
-//   M: C (Dqk x Dv), n (Dqk) and m per head;  G: S (Dk x Dv) per head plus the conv tails (kernel - 1
+//   M: C (Dqk x Dv), n (Dqk) and m per head (plus the conv tail of d channels, if any);  G: S (Dk x Dv) per head plus the conv tails (kernel - 1
 //   past inputs of the q, k and v projections).
 int64_t state_values(const SwaxConfig& c, char kind, int64_t context) {
   const int64_t kv = 2 * c.num_key_value_heads * c.head_dim;
   switch (kind) {
     case 'S': return kv * std::min(c.sliding_window, context);
     case 'A': return kv * context;
-    case 'M': return c.mlstm_num_heads * (c.mlstm_qk_head_dim * c.mlstm_v_head_dim + c.mlstm_qk_head_dim + 1);
+    case 'M':
+      return c.mlstm_num_heads * (c.mlstm_qk_head_dim * c.mlstm_v_head_dim + c.mlstm_qk_head_dim + 1) +
+             std::max<int64_t>(0, c.mlstm_conv_size - 1) * c.hidden_size;
     case 'G':
       return c.gdn_num_heads * c.gdn_head_dim * c.gdn_v_head_dim +
              (c.gdn_conv_size - 1) * c.gdn_num_heads * (2 * c.gdn_head_dim + c.gdn_v_head_dim);

@@ -1,8 +1,11 @@
 #include "swarmt/nn/mlstm_layer.h"
 
+#include <cmath>
+
 #include "swarmt/core/error.h"
 #include "swarmt/nn/init.h"
 #include "swarmt/nn/state_dtype.h"
+#include "swarmt/ops/gated_delta.h"
 
 namespace swarmt::nn {
 namespace {
@@ -10,7 +13,11 @@ namespace {
 // softcap_a(x) = a·tanh(x / a)  (xLSTM-7B eq. 13); a <= 0 disables it.
 at::Tensor soft_cap(const at::Tensor& x, double cap) { return cap > 0 ? cap * at::tanh(x / cap) : x; }
 
+int64_t nbytes(const at::Tensor& t) { return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0; }
+
 }  // namespace
+
+int64_t MLSTMLayerState::bytes() const { return cell.bytes() + nbytes(conv); }
 
 MLSTMLayerImpl::MLSTMLayerImpl(const MLSTMLayerOptions& o) : options_(o) {
   using torch::nn::Linear;
@@ -24,6 +31,8 @@ MLSTMLayerImpl::MLSTMLayerImpl(const MLSTMLayerOptions& o) : options_(o) {
   fgate_proj = register_module("fgate_proj", Linear(LinearOptions(d, H).bias(true)));
   head_norm = register_module("head_norm", HeadwiseLayerNorm(H, o.v_head_dim, o.norm_eps));
   out_proj = register_module("out_proj", Linear(LinearOptions(H * o.v_head_dim, d).bias(false)));
+  SWARMT_CHECK(o.conv_size >= 0, "mLSTM conv_size must be >= 0");
+  if (o.conv_size > 0) qk_conv = register_parameter("qk_conv", torch::zeros({d, o.conv_size}));
   reset_parameters(/*num_blocks=*/1);
 }
 
@@ -42,14 +51,23 @@ void MLSTMLayerImpl::reset_parameters(int64_t num_blocks) {
   fgate_proj->bias.copy_(H > 1 ? at::linspace(3.0, 6.0, H) : at::full({1}, 3.0));
   head_norm->weight.fill_(1.0);
   wang_init_(out_proj->weight, d, num_blocks);
+  // The convolution as a PyTorch Conv1d (kaiming-uniform, fan_in = kernel size), like GDN's.
+  if (qk_conv.defined()) qk_conv.uniform_(-1.0 / std::sqrt(static_cast<double>(options_.conv_size)),
+                                          1.0 / std::sqrt(static_cast<double>(options_.conv_size)));
 }
 
-MLSTMLayerImpl::Projections MLSTMLayerImpl::project(const at::Tensor& x) {
+MLSTMLayerImpl::Projections MLSTMLayerImpl::project(const at::Tensor& x, const at::Tensor& resets, at::Tensor* conv_cache) {
   const int64_t B = x.size(0), N = x.size(1), H = options_.num_heads;
   const auto ct = recurrent_state_dtype(x.scalar_type());
+  at::Tensor xqk = x;
+  if (qk_conv.defined()) {
+    auto [y, cache] = ops::short_conv(x, qk_conv.to(x.scalar_type()), conv_cache ? *conv_cache : at::Tensor(), resets);
+    if (conv_cache) *conv_cache = cache;
+    xqk = at::silu(y);
+  }
   Projections p;
-  p.q = q_proj->forward(x).view({B, N, H, options_.qk_head_dim}).transpose(1, 2).to(ct).contiguous();
-  p.k = k_proj->forward(x).view({B, N, H, options_.qk_head_dim}).transpose(1, 2).to(ct).contiguous();
+  p.q = q_proj->forward(xqk).view({B, N, H, options_.qk_head_dim}).transpose(1, 2).to(ct).contiguous();
+  p.k = k_proj->forward(xqk).view({B, N, H, options_.qk_head_dim}).transpose(1, 2).to(ct).contiguous();
   p.v = v_proj->forward(x).view({B, N, H, options_.v_head_dim}).transpose(1, 2).to(ct).contiguous();
   p.igate = soft_cap(igate_proj->forward(x).to(ct), options_.gate_soft_cap).transpose(1, 2).contiguous();
   p.fgate = soft_cap(fgate_proj->forward(x).to(ct), options_.gate_soft_cap).transpose(1, 2).contiguous();
@@ -65,7 +83,7 @@ at::Tensor MLSTMLayerImpl::output(const at::Tensor& h, const at::Tensor& ogate, 
 }
 
 at::Tensor MLSTMLayerImpl::forward(const at::Tensor& x, const LayerContext& ctx) {
-  auto p = project(x);
+  auto p = project(x, ctx.resets, nullptr);
   ops::MLSTMOptions cell_options;
   cell_options.chunk_size = options_.chunk_size;
   cell_options.eps = options_.eps;
@@ -77,13 +95,15 @@ std::unique_ptr<LayerState> MLSTMLayerImpl::new_state(int64_t batch, at::ScalarT
   auto state = std::make_unique<MLSTMLayerState>();
   state->cell = ops::mlstm_zero_state(batch, options_.num_heads, options_.qk_head_dim, options_.v_head_dim,
                                       recurrent_state_dtype(dtype), device);
+  if (options_.conv_size > 0)
+    state->conv = at::zeros({batch, options_.conv_size - 1, options_.hidden_size}, at::TensorOptions().dtype(dtype).device(device));
   return state;
 }
 
 at::Tensor MLSTMLayerImpl::forward_stateful(const at::Tensor& x, LayerState& state) {
   auto* s = dynamic_cast<MLSTMLayerState*>(&state);
   SWARMT_CHECK(s != nullptr, "mLSTM layer got a state of another layer type");
-  auto p = project(x);
+  auto p = project(x, at::Tensor(), qk_conv.defined() ? &s->conv : nullptr);
   at::Tensor h;
   if (x.size(1) == 1) {
     using namespace at::indexing;

@@ -4,8 +4,12 @@
 //   h̃ = mLSTM cell per head (ops::mlstm_chunkwise / mlstm_step)
 //   y = W_out( sigmoid(õ) ⊙ LayerNorm_head(h̃) )
 // No positional encoding (xLSTM App. B.2). The input x is already RMS-normalised by the block.
+// Optional short convolution (conv_size K > 0), as in the mLSTM block of xLSTM [Beck et al. 2024, Fig. 10]:
+// queries and keys read x̃ = SiLU(conv_K(x)) (causal, depthwise over the d channels), values read x.
+// A key then sees the tokens just before it, so one layer can bind a token to the one that follows it
+// (the associative-recall pattern "key value"), which the 7B form without the conv cannot.
 // Tensor names: q_proj, k_proj, v_proj, ogate_proj, igate_proj (+bias), fgate_proj (+bias), head_norm,
-// out_proj.
+// out_proj, and qk_conv (d, K) when conv_size > 0.
 #pragma once
 
 #include <torch/torch.h>
@@ -25,11 +29,13 @@ struct MLSTMLayerOptions {
   int64_t chunk_size = 64;
   double eps = 1e-6;           // cell normaliser eps
   double norm_eps = 1e-6;      // head-wise LayerNorm eps
+  int64_t conv_size = 0;       // 0: no short convolution before q and k
 };
 
 struct MLSTMLayerState : LayerState {
   ops::MLSTMState cell;
-  int64_t bytes() const override { return cell.bytes(); }
+  at::Tensor conv;             // (B, K-1, d): the last inputs of the short convolution (conv_size > 0)
+  int64_t bytes() const override;
 };
 
 class MLSTMLayerImpl : public torch::nn::Module {
@@ -48,6 +54,7 @@ class MLSTMLayerImpl : public torch::nn::Module {
   torch::nn::Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, ogate_proj{nullptr};
   torch::nn::Linear igate_proj{nullptr}, fgate_proj{nullptr}, out_proj{nullptr};
   HeadwiseLayerNorm head_norm{nullptr};
+  at::Tensor qk_conv;  // (d, K) depthwise kernel; undefined when conv_size = 0
 
  private:
   struct Projections {
@@ -55,7 +62,8 @@ class MLSTMLayerImpl : public torch::nn::Module {
     at::Tensor igate, fgate;  // (B, H, N)
     at::Tensor ogate;         // (B, N, H·Dv) pre-activation
   };
-  Projections project(const at::Tensor& x);
+  // conv_cache: the state's convolution tail (read and replaced), or nullptr for a whole sequence.
+  Projections project(const at::Tensor& x, const at::Tensor& resets, at::Tensor* conv_cache);
   at::Tensor output(const at::Tensor& h, const at::Tensor& ogate, at::ScalarType dtype);  // h: (B, H, N, Dv)
 
   MLSTMLayerOptions options_;
