@@ -36,6 +36,26 @@ TEST(WindowSchedule, short_window_fraction_is_near_p_before_annealing_and_zero_a
   }
 }
 
+// With p_short_warmup the short window's probability rises linearly from 0: none at the start, about
+// half of p over the ramp, p after it.
+TEST(WindowSchedule, p_short_warmup_ramps_the_short_window_in) {
+  auto s = stochastic(0.5);
+  s.p_short_warmup = 0.4;
+  const int64_t total = 50000, ramp = 20000;
+  EXPECT_DOUBLE_EQ(s.p_short_at(0, total), 0.0);
+  EXPECT_DOUBLE_EQ(s.p_short_at(ramp / 2, total), 0.25);
+  EXPECT_DOUBLE_EQ(s.p_short_at(ramp, total), 0.5);
+  int64_t early = 0, ramped = 0, late = 0;
+  for (int64_t step = 0; step < 1000; ++step) early += s.window_at(step, total) == 16;
+  for (int64_t step = 0; step < ramp; ++step) ramped += s.window_at(step, total) == 16;
+  for (int64_t step = ramp; step < s.anneal_start(total); ++step) late += s.window_at(step, total) == 16;
+  EXPECT_LT(early, 25 + 4 * 5);                                  // mean p over [0, 1000) is 0.0125
+  EXPECT_NEAR(static_cast<double>(ramped) / ramp, 0.25, 0.015);  // mean p over the ramp
+  EXPECT_NEAR(static_cast<double>(late) / (s.anneal_start(total) - ramp), 0.5, 0.015);
+  Json j = parse_json(R"({"type": "stochastic", "short_window": 8, "long_window": 64, "p_short_warmup": 0.95})", "t");
+  EXPECT_THROW(WindowSchedule::from_json(JsonView(j, "train.json", "window_schedule.")), Error);
+}
+
 TEST(WindowSchedule, is_a_pure_function_of_seed_and_step) {
   auto a = stochastic(0.5), b = stochastic(0.5), c = stochastic(0.5);
   c.seed = 8;

@@ -15,11 +15,19 @@ int64_t WindowSchedule::window_at(int64_t step, int64_t total_steps) const {
   if (type == "fixed") return window;
   if (type != "stochastic") return 0;
   if (step >= anneal_start(total_steps)) return long_window;
-  return uniform_from_key(mix_key(seed, static_cast<uint64_t>(step))) < p_short ? short_window : long_window;
+  return uniform_from_key(mix_key(seed, static_cast<uint64_t>(step))) < p_short_at(step, total_steps) ? short_window
+                                                                                                     : long_window;
+}
+
+double WindowSchedule::p_short_at(int64_t step, int64_t total_steps) const {
+  const double ramp = p_short_warmup * static_cast<double>(total_steps);
+  if (ramp <= 0 || static_cast<double>(step) >= ramp) return p_short;
+  return p_short * static_cast<double>(step) / ramp;
 }
 
 WindowSchedule WindowSchedule::from_json(const JsonView& v) {
-  v.reject_unknown_keys({"type", "window", "short_window", "long_window", "p_short", "anneal_fraction", "seed"});
+  v.reject_unknown_keys({"type", "window", "short_window", "long_window", "p_short", "p_short_warmup", "anneal_fraction",
+                         "seed"});
   WindowSchedule s;
   s.type = v.get_string("type", "none");
   SWARMT_CHECK_INPUT(s.type == "none" || s.type == "fixed" || s.type == "stochastic", v.describe("type"),
@@ -32,9 +40,12 @@ WindowSchedule WindowSchedule::from_json(const JsonView& v) {
                        ") must not exceed long_window (", s.long_window, ")");
     s.p_short = v.get_number("p_short", s.p_short);
     SWARMT_CHECK_INPUT(s.p_short >= 0 && s.p_short <= 1, v.describe("p_short"), " must be in [0, 1]");
+    s.p_short_warmup = v.get_number("p_short_warmup", s.p_short_warmup);
     s.anneal_fraction = v.get_number("anneal_fraction", s.anneal_fraction);
     SWARMT_CHECK_INPUT(s.anneal_fraction >= 0 && s.anneal_fraction <= 1, v.describe("anneal_fraction"),
                        " must be in [0, 1]");
+    SWARMT_CHECK_INPUT(s.p_short_warmup >= 0 && s.p_short_warmup + s.anneal_fraction <= 1, v.describe("p_short_warmup"),
+                       " must be in [0, 1 - anneal_fraction]");
   }
   s.seed = static_cast<uint64_t>(v.get_int("seed", 0));
   return s;
@@ -47,6 +58,7 @@ Json WindowSchedule::to_json() const {
     j["short_window"] = short_window;
     j["long_window"] = long_window;
     j["p_short"] = p_short;
+    if (p_short_warmup > 0) j["p_short_warmup"] = p_short_warmup;
     j["anneal_fraction"] = anneal_fraction;
   }
   j["seed"] = seed;
