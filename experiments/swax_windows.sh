@@ -1,24 +1,29 @@
 #!/usr/bin/env bash
 # Claim 1 (specs/swax.md §1.5, §6.4): training SWAX with short or stochastic sliding windows makes its
-# RNN learn long-range recall; stochastic windows keep the short-context quality of long windows.
+# recurrent layers learn long-range recall, and the model extrapolates past its training length;
+# stochastic windows keep the in-distribution quality of long windows.
 #
-# Eight models with the same data, width (d 128), depth (4 layers), batch and token budget:
-#   swax_short       SWA at the short window T/32 + mLSTM, alternating (pattern MS)
-#   swax_long        the same at the long window T/4
-#   swax_stochastic  short or long per step (p = 0.5), the last 10% of steps at the long window
-#   swa              sliding-window attention only, long window
-#   mlstm            mLSTM only
-#   gdn_short, gdn_long, gdn_stochastic   the three SWAX schedules with Gated DeltaNet instead of mLSTM
-# Each is tested as in the paper (a fixed-window model at its training window, a stochastic one at the
-# long window) on RULER needles (niah_single_1, niah_multikey_2) and MQAR at 1x, 2x, 4x, 8x and 16x the training
-# length T = 512; the validation loss on essay text measures short-context quality, and the loss by
-# position on essay text of 16T tokens shows whether the language model itself extrapolates.
+# Task: distance-controlled associative recall (data/distance_recall.h) in the byte id space, training
+# length T = 256: facts "key value" asked again d tokens later, 90 % of training distances inside the
+# long window (10-60), 10 % between it and T (65-200), loss only at the questions. Pairs per sequence
+# 1 -> 2 (halfway), three questions per fact, each d after the previous occurrence.
+#
+# Models (same data, steps, learning rate and seeds), for both families:
+#   GDN-SWAX   (pattern GS: Gated DeltaNet + sliding-window attention)
+#   mLSTM-SWAX (pattern MS, with the mLSTM's short convolution before q and k)
+# and four window schedules: short (fixed 8 = T/32), long (fixed 64 = T/4), stochastic (the paper's:
+# short with p = 0.5, the last 10 % long), and stochastic with the short window ramped in over the first
+# 30 % of steps ("ramp"). The long and ramp models get a second seed (full mode).
+# Each model is evaluated at its own window (stochastic ones at the long window, as the paper does) and
+# at the other one, at distances from inside the short window (4) to 16 T (4096), 100 questions each;
+# the long and stochastic ones also with their recurrent memory cut one window before the question
+# (--forget-beyond-window), and with two facts per probe.
 #
 # Usage: experiments/swax_windows.sh [--quick] [BUILD_DIR]
-#   --quick: 100 steps per model and 3 samples per cell (about 10 minutes); full: 600 steps, 10 samples.
-#   Work files (checkpoints, raw evaluations) go to BUILD_DIR/experiments/swax_windows[_quick]/;
-#   results (results.json, README.md, SVG plots) to docs/results/swax_windows[_quick]/.
-#   Models already trained in the work directory are not trained again.
+#   full (about 55 minutes on 2 cores): a learning-rate pilot (3 rates x 200 steps), 1000 steps per model,
+#     12 models; --quick (about 10 minutes): the GDN family only, long and ramp, 300 steps, 50 questions.
+#   Work files go to BUILD_DIR/experiments/swax_windows[_quick]/, results (results.json, README.md, SVG
+#   plots) to docs/results/swax_windows[_quick]/. Models already trained in the work directory are reused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=0
@@ -26,88 +31,131 @@ if [ "${1:-}" = --quick ]; then quick=1; shift; fi
 BUILD=${1:-build}
 S=$BUILD/swarmt
 [ -x "$S" ] || { echo "swax_windows: $S not found; run 'make build' first" >&2; exit 2; }
-NAME=swax_windows
-if [ $quick = 1 ]; then NAME=swax_windows_quick STEPS=100 SAMPLES=3; else STEPS=600 SAMPLES=10; fi
+T=256 SHORT=8 LONG=64
+if [ $quick = 1 ]; then
+  NAME=swax_windows_quick STEPS=300 SAMPLES=50 FAMILIES="gdn" SCHEDULES="long ramp" SEEDS2=""
+  DISTANCES=4,16,48,96,192,512,1024,4096
+else
+  NAME=swax_windows STEPS=1000 SAMPLES=100 FAMILIES="gdn mlstm" SCHEDULES="short long stochastic ramp" SEEDS2="long ramp"
+  DISTANCES=4,16,32,48,96,192,512,1024,2048,4096
+fi
 WORK=$BUILD/experiments/$NAME
 RESULTS=docs/results/$NAME
-# The RULER needle prompts need about 460 byte tokens, so the training length is 512 in both modes.
-T=512 SHORT=$((512 / 32)) LONG=$((512 / 4))
-LENGTHS="$T,$((2 * T)),$((4 * T)),$((8 * T)),$((16 * T))"
 mkdir -p "$WORK" "$RESULTS"
 start=$(date +%s)
 
-config() {  # name layer_pattern window_schedule_json
-  python3 - "$WORK/$1.json" "$2" "$3" "$T" "$STEPS" "$LONG" <<'PY'
+# config NAME FAMILY SCHEDULE SEED STEPS LR
+config() {
+  python3 - "$WORK/$1.json" "$2" "$3" "$4" "$5" "$6" "$T" "$SHORT" "$LONG" <<'PY'
 import json, sys
-path, pattern, schedule = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-T, steps, long_window = int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
-# mLSTM and Gated DeltaNet get the same head layout (2 heads, keys 32, values 64) so that the two
-# families have the same width and nearly the same parameter count.
-model = {"model_type": "swax", "layer_pattern": pattern, "num_hidden_layers": 4, "hidden_size": 128,
-         "intermediate_size": 384, "num_attention_heads": 4, "num_key_value_heads": 4, "head_dim": 32,
-         "sliding_window": long_window, "mlstm_num_heads": 2, "mlstm_qk_head_dim": 32, "mlstm_v_head_dim": 64,
-         "gdn_num_heads": 2, "gdn_head_dim": 32, "gdn_v_head_dim": 64}
+path, family, schedule, seed, steps, lr = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6])
+T, short, long_ = int(sys.argv[7]), int(sys.argv[8]), int(sys.argv[9])
+# Both families: 4 blocks of d 128, attention 4 heads x 32, recurrent 2 heads (keys 32, values 64).
+model = {"model_type": "swax", "layer_pattern": "GS" if family == "gdn" else "MS", "num_hidden_layers": 4,
+         "hidden_size": 128, "intermediate_size": 384, "num_attention_heads": 4, "num_key_value_heads": 4,
+         "head_dim": 32, "sliding_window": long_, "gdn_num_heads": 2, "gdn_head_dim": 32, "gdn_v_head_dim": 64,
+         "mlstm_num_heads": 2, "mlstm_qk_head_dim": 32, "mlstm_v_head_dim": 64, "mlstm_conv_size": 4}
+windows = {"short": {"type": "fixed", "window": short},
+           "long": {"type": "fixed", "window": long_},
+           "stochastic": {"type": "stochastic", "short_window": short, "long_window": long_, "p_short": 0.5,
+                          "anneal_fraction": 0.1},
+           "ramp": {"type": "stochastic", "short_window": short, "long_window": long_, "p_short": 0.5,
+                    "p_short_warmup": 0.3, "anneal_fraction": 0.1}}[schedule]
+task = {"task": "recall", "pairs": [[0, 1], [0.5, 2]], "queries_per_pair": 3,
+        "distances": [[0.9, 10, 60], [0.1, 65, 200]]}
 json.dump({"model": model, "tokenizer": "byte", "sequence_length": T,
-           "data": {"train": {"type": "synthetic", "loss": "all",
-                              "tasks": [{"task": "niah", "weight": 2}, {"task": "mqar", "weight": 1},
-                                        {"task": "essay", "weight": 1}]},
-                    "validation": {"type": "synthetic", "seed": 424242, "loss": "all", "tasks": [{"task": "essay"}]}},
-           "window_schedule": schedule,
-           "training": {"max_steps": steps, "batch_size": 8, "optimizer": {"lr": 0.002, "weight_decay": 0.1},
-                        "lr_schedule": {"type": "cosine", "warmup_steps": steps // 10, "min_ratio": 0.1},
-                        "clip_grad_norm": 1.0, "log_every": 10, "eval_every": steps // 2, "eval_batches": 8,
-                        "checkpoint_every": steps // 2, "seed": 1}},
+           "data": {"train": {"type": "synthetic", "tasks": [task]},
+                    "validation": {"type": "synthetic", "seed": 424242, "tasks": [task]}},
+           "window_schedule": windows,
+           "training": {"max_steps": steps, "batch_size": 16,
+                        "optimizer": {"lr": lr, "beta2": 0.95, "weight_decay": 0.1},
+                        "lr_schedule": {"type": "cosine", "warmup_steps": 50, "min_ratio": 0.1},
+                        "clip_grad_norm": 1.0, "log_every": 10, "eval_every": max(steps // 4, 1), "eval_batches": 8,
+                        "checkpoint_every": max(steps // 4, 1), "seed": seed}},
           open(path, "w"), indent=1)
 PY
 }
-fixed() { echo "{\"type\": \"fixed\", \"window\": $1}"; }
-STOCHASTIC="{\"type\": \"stochastic\", \"short_window\": $SHORT, \"long_window\": $LONG, \"p_short\": 0.5, \"anneal_fraction\": 0.1}"
-config swax_short MS "$(fixed $SHORT)"
-config swax_long MS "$(fixed $LONG)"
-config swax_stochastic MS "$STOCHASTIC"
-config swa S "$(fixed $LONG)"
-config mlstm M '{"type": "none"}'
-config gdn_short GS "$(fixed $SHORT)"
-config gdn_long GS "$(fixed $LONG)"
-config gdn_stochastic GS "$STOCHASTIC"
-MODELS="swax_short swax_long swax_stochastic swa mlstm gdn_short gdn_long gdn_stochastic"
 
-for m in $MODELS; do
-  if [ ! -f "$WORK/$m/config.json" ]; then
-    t0=$(date +%s)
-    "$S" -q train --config "$WORK/$m.json" --out "$WORK/$m" > /dev/null
-    echo $(( $(date +%s) - t0 )) > "$WORK/$m/train_seconds"
-  fi
-  echo "trained $m: $(tail -n 1 "$WORK/$m/metrics.jsonl")"
-done
-# Essay text for the loss by position: long_qa contexts of 16T bytes (the built-in essay prose with one
-# fact sentence), drawn with their own seed.
-if [ ! -f "$WORK/essay_16T.json" ]; then
-  "$S" -q data synth long_qa --tokenizer byte --distractors 0 --lengths $((16 * T)) --samples "$SAMPLES" --seed 201 \
-    --out "$WORK/essay_16T.jsonl" > /dev/null
-  "$S" -q data prepare --input "$WORK/essay_16T.jsonl" --field context --validation-fraction 0 --out "$WORK/essay_16T" > /dev/null
-fi
-for m in $MODELS; do
-  [ -f "$WORK/eval/niah/$m/results.json" ] ||
-    "$S" -q eval niah --model "$WORK/$m" --variants niah_single_1,niah_multikey_2 --lengths "$LENGTHS" \
-      --samples "$SAMPLES" --max-new-tokens 40 --out "$WORK/eval/niah/$m" > /dev/null
-  [ -f "$WORK/eval/mqar/$m/results.json" ] ||
-    "$S" -q eval mqar --model "$WORK/$m" --lengths "$LENGTHS" --pairs 8 --samples "$((SAMPLES * 3))" \
-      --out "$WORK/eval/mqar/$m" > /dev/null
-  [ -f "$WORK/eval/ppl/$m/results.json" ] ||
-    "$S" -q eval ppl --model "$WORK/$m" --data "$WORK/essay_16T.json" --length $((16 * T)) --windows "$SAMPLES" \
-      --out "$WORK/eval/ppl/$m" > /dev/null
-  echo "evaluated $m"
-done
-for e in niah mqar; do
-  for group in mlstm gdn; do
-    if [ $group = mlstm ]; then runs="swax_short swax_long swax_stochastic swa mlstm"; else runs="gdn_short gdn_long gdn_stochastic swa"; fi
-    dirs=()
-    for m in $runs; do dirs+=("$WORK/eval/$e/$m"); done
-    "$S" -q eval compare "${dirs[@]}" --out "$WORK/compare/${e}_$group" --title "SWAX windows ($group): $e" > /dev/null
-    cp "$WORK/compare/${e}_$group/compare.svg" "$RESULTS/${e}_$group.svg"
+# train NAME...: trains the models not trained yet, two at a time (one thread each: two single-threaded
+# runs use 2 cores better than one run with two threads at this size).
+train() {
+  local pids=() m
+  for m in "$@"; do
+    [ -f "$WORK/$m/config.json" ] && continue
+    (t0=$(date +%s); resume=(); [ -d "$WORK/$m/checkpoints" ] && resume=(--resume)
+     "$S" -q --threads 1 train --config "$WORK/$m.json" --out "$WORK/$m" "${resume[@]}" > "$WORK/$m.log" 2>&1 ||
+       { echo "swax_windows: training $m failed; see $WORK/$m.log" >&2; exit 1; }
+     echo $(( $(date +%s) - t0 )) > "$WORK/$m/train_seconds") &
+    pids+=($!)
+    if [ ${#pids[@]} -ge 2 ]; then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
   done
+  for p in "${pids[@]}"; do wait "$p"; done
+}
+
+# 1. Learning-rate pilot (full mode): the GDN ramp model for 200 steps at three rates; the rate with the
+#    lowest validation loss is used for every model.
+LR=0.0015
+if [ $quick = 0 ]; then
+  pilots=()
+  for lr in 0.001 0.0015 0.003; do
+    config "pilot_lr$lr" gdn ramp 1 200 "$lr"
+    pilots+=("pilot_lr$lr")
+  done
+  train "${pilots[@]}"
+  LR=$(python3 - "$WORK" "${pilots[@]}" <<'PY'
+import json, sys
+best = None
+for name in sys.argv[2:]:
+    val = [json.loads(l)["val_loss"] for l in open(f"{sys.argv[1]}/{name}/metrics.jsonl") if "val_loss" in l]
+    if best is None or val[-1] < best[0]:
+        best = (val[-1], name[len("pilot_lr"):])
+print(best[1])
+PY
+)
+  echo "learning-rate pilot: lr $LR"
+fi
+
+# 2. The models.
+MODELS=()
+for f in $FAMILIES; do
+  for s in $SCHEDULES; do MODELS+=("${f}_${s}_s1"); config "${f}_${s}_s1" "$f" "$s" 1 "$STEPS" "$LR"; done
+  for s in $SEEDS2; do MODELS+=("${f}_${s}_s2"); config "${f}_${s}_s2" "$f" "$s" 2 "$STEPS" "$LR"; done
 done
+train "${MODELS[@]}"
+for m in "${MODELS[@]}"; do echo "trained $m: $(grep val_loss "$WORK/$m/metrics.jsonl" | tail -n 1)"; done
+
+# 3. Evaluations (two at a time).
+evaluate() {  # MODEL
+  local m=$1 own other
+  case $m in *_short_*) own=$SHORT other=$LONG ;; *) own=$LONG other=$SHORT ;; esac
+  local base=(-q --threads 1 eval recall --model "$WORK/$m" --samples "$SAMPLES" --batch 10)
+  run() { local out=$1; shift; [ -f "$out/summary.json" ] || "$S" "${base[@]}" "$@" --out "$out" > /dev/null; }
+  run "$WORK/eval/own/$m" --pairs 1 --distances "$DISTANCES" --window "$own"
+  run "$WORK/eval/other/$m" --pairs 1 --distances "$DISTANCES" --window "$other"
+  case $m in *_short_*) ;; *)
+    run "$WORK/eval/cut/$m" --pairs 1 --distances "$DISTANCES" --window "$own" --forget-beyond-window
+    run "$WORK/eval/pairs2/$m" --pairs 2 --distances 16,48,192,1024 --window "$own" ;;
+  esac
+}
+pids=()
+for m in "${MODELS[@]}"; do
+  evaluate "$m" &
+  pids+=($!)
+  if [ ${#pids[@]} -ge 2 ]; then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
+done
+for p in "${pids[@]}"; do wait "$p"; done
+echo "evaluated ${#MODELS[@]} models"
+
+# 4. Plots: each family's seed-1 models at their own window, in one comparison (runs are named after
+#    their directories).
+for f in $FAMILIES; do
+  dirs=()
+  for s in $SCHEDULES; do dirs+=("$WORK/eval/own/${f}_${s}_s1"); done
+  title="Recall of one fact vs its distance, $( [ $f = gdn ] && echo GDN || echo mLSTM )-SWAX, T = $T"
+  "$S" -q eval compare "${dirs[@]}" --out "$WORK/compare/$f" --title "$title" > /dev/null
+  cp "$WORK/compare/$f/compare.svg" "$RESULTS/recall_$f.svg"
+done
+
 python3 experiments/swax_windows_report.py "$WORK" "$RESULTS" --mode "$([ $quick = 1 ] && echo quick || echo full)" \
-  --seconds $(( $(date +%s) - start )) --models $MODELS
+  --seconds $(( $(date +%s) - start )) --lr "$LR" --models "${MODELS[@]}"
 echo "results: $RESULTS/README.md"

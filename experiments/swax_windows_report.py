@@ -1,40 +1,112 @@
 #!/usr/bin/env python3
 """Collects the SWAX window experiment into results.json and README.md (every number shown is in the JSON).
 
-Reads, for each model in WORK: the training config (WORK/<model>.json), its metrics.jsonl (last training
-loss, last validation loss), train_seconds, and the summaries of `swarmt eval niah` and `swarmt eval mqar`
-(WORK/eval/<eval>/<model>/summary.json), and the loss by position of `swarmt eval ppl` on essay text
-16 times the training length (WORK/eval/ppl/<model>/results.json).
+Reads, for each model in WORK: its training config (WORK/<model>.json), metrics.jsonl (last validation
+loss, mean training tokens/s), train_seconds, and the summaries of `swarmt eval recall`
+(WORK/eval/<kind>/<model>/summary.json, kind = own | other | cut | pairs2; own is required), plus the
+learning-rate pilot runs WORK/pilot_lr*/ when present. Accuracies keep the 95 % Wilson intervals the
+evaluations computed.
 """
 import argparse
-import json
+import glob
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_lib import eval_scores, fmt, markdown_table, read_json, read_metrics, training_table, write_outputs  # noqa: E402
+from report_lib import fmt, markdown_table, read_json, write_outputs  # noqa: E402
+
+EVAL_KINDS = ("own", "other", "cut", "pairs2")
+FAR = (1024, 2048, 4096)  # 4 T, 8 T and 16 T for T = 256
 
 
-def schedule_text(schedule):
-    kind = schedule.get("type", "none")
-    if kind == "fixed":
-        return f"fixed {schedule['window']}"
-    if kind == "stochastic":
-        return (f"stochastic {schedule['short_window']}/{schedule['long_window']}, p={schedule['p_short']}, "
-                f"last {int(schedule['anneal_fraction'] * 100)}% long")
-    return "none (no attention)"
+def read_training(path):
+    """Validation losses and the mean training throughput of a metrics.jsonl."""
+    import json
+    val, speeds, last = [], [], {}
+    try:
+        with open(path) as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                record = json.loads(line)
+                if "val_loss" in record:
+                    val.append(record["val_loss"])
+                elif "loss" in record:
+                    last = record
+                    if "tokens_per_s" in record:
+                        speeds.append(record["tokens_per_s"])
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"report: cannot read {path}: {e}")
+    return {"validation_loss": val[-1] if val else None, "final_train_loss": last.get("loss"),
+            "tokens_per_s": sum(speeds) / len(speeds) if speeds else None}
 
 
-def loss_by_range(ppl_results, T, lengths):
-    """Token-weighted mean loss over positions [0, T) and [n/2, n) for each evaluated length n > T.
-
-    The ppl buckets are powers of two, so every range is a union of whole buckets."""
-    ranges = [(0, T)] + [(n // 2, n) for n in lengths if n > T]
+def recall_scores(path):
+    """Accuracy by distance of one `swarmt eval recall` summary: {distance: {mean, count, successes, ci95}}."""
+    summary = read_json(path)
     out = {}
-    for begin, end in ranges:
-        inside = [b for b in ppl_results["buckets"] if b["begin"] >= begin and b["end"] <= end]
-        tokens = sum(b["tokens"] for b in inside)
-        out[f"{begin}-{end}"] = sum(b["mean_loss"] * b["tokens"] for b in inside) / tokens if tokens else None
+    for item in summary["aggregates"]["by_length"]:
+        out[str(item["length"])] = {"mean": item.get("mean"), "count": item.get("count"),
+                                    "successes": item.get("successes"), "ci95": item.get("ci95")}
+    return {"window": summary["metadata"].get("window"), "pairs": summary["metadata"].get("pairs"),
+            "by_distance": out}
+
+
+def cell(score):
+    if score is None or score.get("mean") is None:
+        return "-"
+    if score.get("ci95"):
+        return f"{score['mean']:.0f} [{score['ci95'][0]:.0f}, {score['ci95'][1]:.0f}]"
+    return fmt(score["mean"], 0)
+
+
+def schedule_name(name):
+    return name.split("_")[1]
+
+
+def model_label(name):
+    family, schedule, seed = name.split("_")
+    return f"{'GDN' if family == 'gdn' else 'mLSTM'}-SWAX {schedule} ({seed.replace('s', 'seed ')})"
+
+
+def distance_table(models, kind, distances):
+    rows = []
+    for name, m in models.items():
+        ev = m["evals"].get(kind)
+        if ev is None:
+            continue
+        rows.append([model_label(name), ev["window"]] + [cell(ev["by_distance"].get(d)) for d in distances])
+    return markdown_table(["model", "window"] + distances, rows)
+
+
+def claims(models):
+    """The acceptance checks of the study, computed from the numbers above."""
+    out = {"in_window": {}, "stochastic_vs_long": [], "validation_loss_ratio": []}
+    for name, m in models.items():
+        own = m["evals"]["own"]
+        inside = [s for d, s in own["by_distance"].items() if int(d) < own["window"] and s.get("mean") is not None]
+        out["in_window"][name] = {"window": own["window"], "distances": [d for d, s in own["by_distance"].items()
+                                                                           if int(d) < own["window"]],
+                                  "min_accuracy": min((s["mean"] for s in inside), default=None)}
+    for name, m in models.items():
+        family, schedule, seed = name.split("_")
+        if schedule not in ("stochastic", "ramp"):
+            continue
+        long_name = f"{family}_long_{seed}"
+        if long_name not in models:
+            continue
+        long_eval = models[long_name]["evals"]["own"]["by_distance"]
+        for d in FAR:
+            a, b = m["evals"]["own"]["by_distance"].get(str(d)), long_eval.get(str(d))
+            if not a or not b or a.get("mean") is None or b.get("mean") is None:
+                continue
+            separate = bool(a.get("ci95") and b.get("ci95") and a["ci95"][0] > b["ci95"][1])
+            out["stochastic_vs_long"].append({"model": name, "baseline": long_name, "distance": d,
+                                              "accuracy": a["mean"], "baseline_accuracy": b["mean"],
+                                              "difference": a["mean"] - b["mean"], "intervals_separate": separate})
+        va, vb = m["validation_loss"], models[long_name]["validation_loss"]
+        if va is not None and vb:
+            out["validation_loss_ratio"].append({"model": name, "baseline": long_name, "ratio": va / vb})
     return out
 
 
@@ -44,72 +116,78 @@ def main():
     ap.add_argument("results")
     ap.add_argument("--mode", required=True)
     ap.add_argument("--seconds", type=int, required=True)
+    ap.add_argument("--lr", type=float, required=True)
     ap.add_argument("--models", nargs="+", required=True)
     a = ap.parse_args()
 
     models = {}
-    for m in a.models:
-        config = read_json(os.path.join(a.work, m + ".json"))
-        train, val = read_metrics(os.path.join(a.work, m, "metrics.jsonl"))
-        seconds_file = os.path.join(a.work, m, "train_seconds")
-        models[m] = {
+    for name in a.models:
+        config = read_json(os.path.join(a.work, name + ".json"))
+        training = read_training(os.path.join(a.work, name, "metrics.jsonl"))
+        seconds_file = os.path.join(a.work, name, "train_seconds")
+        evals = {}
+        for kind in EVAL_KINDS:
+            path = os.path.join(a.work, "eval", kind, name, "summary.json")
+            if kind == "own" or os.path.exists(path):
+                evals[kind] = recall_scores(path)
+        models[name] = {
             "layer_pattern": config["model"]["layer_pattern"],
             "window_schedule": config["window_schedule"],
+            "seed": config["training"]["seed"],
             "steps": config["training"]["max_steps"],
             "tokens": config["training"]["max_steps"] * config["training"]["batch_size"] * config["sequence_length"],
             "train_seconds": int(open(seconds_file).read()) if os.path.exists(seconds_file) else None,
-            "final_train_loss": train.get("loss"),
-            "validation_loss": val.get("val_loss"),
-            "niah": eval_scores(os.path.join(a.work, "eval", "niah", m, "summary.json")),
-            "mqar": eval_scores(os.path.join(a.work, "eval", "mqar", m, "summary.json")),
+            **training,
+            "evals": evals,
         }
-    first = read_json(os.path.join(a.work, a.models[0] + ".json"))
-    T = first["sequence_length"]
-    lengths = models[a.models[0]]["niah"]["lengths"]
-    results = {"experiment": "swax_windows", "mode": a.mode, "wall_seconds": a.seconds,
-               "training_length": T, "lengths": lengths, "models": models,
-               "command": "experiments/swax_windows.sh" + (" --quick" if a.mode == "quick" else "")}
+    pilot = {}
+    for path in sorted(glob.glob(os.path.join(a.work, "pilot_lr*", "metrics.jsonl"))):
+        lr = os.path.basename(os.path.dirname(path))[len("pilot_lr"):]
+        pilot[lr] = read_training(path)["validation_loss"]
+    T = read_json(os.path.join(a.work, a.models[0] + ".json"))["sequence_length"]
+    found = claims(models)
+    results = {"experiment": "swax_windows", "mode": a.mode, "wall_seconds": a.seconds, "training_length": T,
+               "learning_rate": a.lr, "learning_rate_pilot": pilot, "models": models, "claims": found}
 
-    def beyond(scores):  # mean over the lengths past the training length
-        vals = [scores["by_length"][str(n)] for n in lengths if n > T and scores["by_length"].get(str(n)) is not None]
-        return sum(vals) / len(vals) if vals else None
-
-    for name, m in models.items():
-        ppl = read_json(os.path.join(a.work, "eval", "ppl", name, "results.json"))
-        m["essay_loss_by_position"] = loss_by_range(ppl, T, lengths)
-        m["essay_loss_buckets"] = ppl["buckets"]
-        m["niah_mean_beyond_T"] = beyond(m["niah"])
-        m["mqar_mean_beyond_T"] = beyond(m["mqar"])
-
-    md = [f"# SWAX window sizes ({a.mode} mode)", "",
-          f"Command: `{results['command']}` ({a.seconds // 60} min {a.seconds % 60} s on this run; models already "
-          "trained in the work directory are reused, and the training table gives each one's own time). "
-          f"Training length T = {T} tokens; scores in percent; every number is in `results.json`.", "",
-          "## Summary", ""]
-    rows = [[m, v["layer_pattern"], schedule_text(v["window_schedule"]), fmt(v["validation_loss"], 3),
-             fmt(v["niah"]["by_length"].get(str(T))), fmt(v["niah_mean_beyond_T"]),
-             fmt(v["mqar"]["by_length"].get(str(T))), fmt(v["mqar_mean_beyond_T"])] for m, v in models.items()]
-    md += markdown_table(["model", "layers", "training window", "validation loss", f"NIAH @T",
-                          "NIAH 2T-16T", "MQAR @T", "MQAR 2T-16T"], rows)
-    for e, title in (("niah", "RULER needles (niah_single_1 and niah_multikey_2, averaged)"),
-                     ("mqar", "MQAR (8 key-value pairs)")):
-        md += ["", f"## {title} by context length", ""]
-        rows = [[m] + [fmt(v[e]["by_length"].get(str(n))) for n in lengths] for m, v in models.items()]
-        md += markdown_table(["model"] + [f"{n // T}T ({n})" for n in lengths], rows)
-        for group in ("mlstm", "gdn"):
-            md += ["", f"![{e} {group}]({e}_{group}.svg)"]
-    md += ["", f"## Loss by position on essay text of {lengths[-1]} tokens (nats per byte, `swarmt eval ppl`)", "",
-           "Positions past T were never trained on; a loss that stays flat there means the model extrapolates.", ""]
-    ranges = list(models[a.models[0]]["essay_loss_by_position"])
-    rows = [[m] + [fmt(v["essay_loss_by_position"][r], 3) for r in ranges] for m, v in models.items()]
-    md += markdown_table(["model"] + [f"positions {r}" for r in ranges], rows)
-    md += ["", "## NIAH by variant", ""]
-    variants = models[a.models[0]]["niah"]["variants"]
-    rows = [[m, var] + [fmt(v["niah"]["by_variant_length"][var].get(str(n))) for n in lengths]
-            for m, v in models.items() for var in variants]
-    md += markdown_table(["model", "variant"] + [f"{n // T}T" for n in lengths], rows)
-    md += ["", "## Training", ""]
-    md += training_table(models, "model", "train_seconds", 3)
+    distances = sorted({d for m in models.values() for d in m["evals"]["own"]["by_distance"]}, key=int)
+    md = [f"# SWAX window schedules: recall by distance ({a.mode} mode)", "",
+          "Written by `experiments/swax_windows.sh` (`experiments/swax_windows_report.py`); every number is in "
+          "`results.json`. Accuracy (%) of recalling a fact asked d tokens after it was given, with 95 % Wilson "
+          f"intervals; chance is 1.6 %. Training length T = {T}; learning rate {a.lr}; wall time {a.seconds} s.", ""]
+    if pilot:
+        md += ["## Learning-rate pilot (GDN-SWAX ramp, 200 steps)", ""]
+        md += markdown_table(["learning rate", "validation loss"], [[lr, fmt(v, 3)] for lr, v in pilot.items()]) + [""]
+    sections = [("own", "At each model's own window (stochastic models at the long window)"),
+                ("other", "At the other window"),
+                ("cut", "Control: recurrent memory cut one window before the question"),
+                ("pairs2", "Two facts per probe (which value goes with the asked key)")]
+    for kind, title in sections:
+        if not any(kind in m["evals"] for m in models.values()):
+            continue
+        kind_distances = sorted({d for m in models.values() if kind in m["evals"]
+                                 for d in m["evals"][kind]["by_distance"]}, key=int)
+        md += [f"## {title}", ""] + distance_table(models, kind, kind_distances) + [""]
+    md += ["## Training", ""]
+    md += markdown_table(["model", "pattern", "steps", "tokens", "validation loss", "tokens/s", "seconds"],
+                         [[model_label(n), m["layer_pattern"], m["steps"], m["tokens"], fmt(m["validation_loss"], 3),
+                           fmt(m["tokens_per_s"], 0), m["train_seconds"] if m["train_seconds"] is not None else "-"]
+                          for n, m in models.items()]) + [""]
+    md += ["## Checks", "", "Lowest accuracy inside each model's own window:", ""]
+    md += markdown_table(["model", "window", "distances", "lowest accuracy"],
+                         [[model_label(n), c["window"], ", ".join(c["distances"]), fmt(c["min_accuracy"], 0)]
+                          for n, c in found["in_window"].items()]) + [""]
+    if found["stochastic_vs_long"]:
+        md += ["Stochastic schedules against the long window, same family and seed, at 4-16 T:", ""]
+        md += markdown_table(["model", "distance", "accuracy", "long window", "difference", "intervals separate"],
+                             [[model_label(c["model"]), c["distance"], fmt(c["accuracy"], 0),
+                               fmt(c["baseline_accuracy"], 0), fmt(c["difference"], 0),
+                               "yes" if c["intervals_separate"] else "no"] for c in found["stochastic_vs_long"]]) + [""]
+    if found["validation_loss_ratio"]:
+        md += ["In-distribution validation loss relative to the long-window model:", ""]
+        md += markdown_table(["model", "ratio"], [[model_label(c["model"]), fmt(c["ratio"], 3)]
+                                                  for c in found["validation_loss_ratio"]]) + [""]
+    plots = sorted(os.path.basename(p) for p in glob.glob(os.path.join(a.results, "recall_*.svg")))
+    md += [f"![{p}]({p})" for p in plots]
     write_outputs(a.results, results, md)
 
 

@@ -22,94 +22,89 @@ Json read_json(const std::string& path) {
   return Json::parse(in);
 }
 
-TEST(ExperimentReport, swax_windows_report_carries_the_training_and_eval_numbers_into_results_json) {
+TEST(ExperimentReport, swax_windows_report_carries_the_training_and_recall_numbers_into_results_json) {
   if (std::system("python3 -c 'import json' > /dev/null 2>&1") != 0) GTEST_SKIP() << "python3 is not installed";
   TempDir tmp;
   const std::string work = tmp.file("work");
   fs::create_directories(work);
-  write_file(work + "/tiny.json", R"({
-    "model": {"model_type": "swax", "layer_pattern": "MS", "num_hidden_layers": 2, "hidden_size": 32,
-              "intermediate_size": 64, "num_attention_heads": 2, "num_key_value_heads": 2, "head_dim": 16,
-              "sliding_window": 64, "mlstm_num_heads": 1, "mlstm_qk_head_dim": 16, "mlstm_v_head_dim": 32},
-    "tokenizer": "byte", "sequence_length": 512,
-    "data": {"train": {"type": "synthetic", "tasks": [{"task": "mqar"}, {"task": "essay"}]},
-             "validation": {"type": "synthetic", "seed": 7, "tasks": [{"task": "essay"}]}},
-    "window_schedule": {"type": "fixed", "window": 16},
-    "training": {"max_steps": 2, "batch_size": 2, "optimizer": {"lr": 0.001}, "log_every": 1,
-                 "eval_every": 2, "eval_batches": 1, "seed": 1}})");
-  auto r = run_swarmt("-q train --config " + work + "/tiny.json --out " + work + "/tiny");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = run_swarmt("-q eval niah --model " + work + "/tiny --variants niah_single_1,niah_multikey_2 --lengths 512,1024"
-                 " --samples 1 --max-new-tokens 40 --out " + work + "/eval/niah/tiny");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = run_swarmt("-q eval mqar --model " + work + "/tiny --lengths 512,1024 --samples 3 --out " + work + "/eval/mqar/tiny");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = run_swarmt("-q data synth long_qa --tokenizer byte --distractors 0 --lengths 1024 --samples 2 --out " + work +
-                 "/essay.jsonl");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = run_swarmt("-q data prepare --input " + work + "/essay.jsonl --field context --validation-fraction 0 --out " +
-                 work + "/essay");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = run_swarmt("-q eval ppl --model " + work + "/tiny --data " + work + "/essay.json --length 1024 --windows 1 --out " +
-                 work + "/eval/ppl/tiny");
+  // Two tiny models of one family and seed (the long-window baseline and a stochastic one), trained on
+  // the recall task for two steps, evaluated as the experiment does.
+  for (const char* name : {"gdn_long_s1", "gdn_ramp_s1"}) {
+    const std::string schedule = std::string(name) == "gdn_long_s1"
+                                     ? R"({"type": "fixed", "window": 16})"
+                                     : R"({"type": "stochastic", "short_window": 4, "long_window": 16, "p_short_warmup": 0.3})";
+    write_file(work + "/" + name + ".json", R"({
+      "model": {"model_type": "swax", "layer_pattern": "GS", "num_hidden_layers": 2, "hidden_size": 32,
+                "intermediate_size": 64, "num_attention_heads": 2, "num_key_value_heads": 2, "head_dim": 16,
+                "sliding_window": 16, "gdn_num_heads": 1, "gdn_head_dim": 16, "gdn_v_head_dim": 32},
+      "tokenizer": "byte", "sequence_length": 64,
+      "data": {"train": {"type": "synthetic", "tasks": [{"task": "recall", "pairs": 1, "distances": [[1, 4, 30]]}]},
+               "validation": {"type": "synthetic", "seed": 7, "tasks": [{"task": "recall", "pairs": 1, "distances": [[1, 4, 30]]}]}},
+      "window_schedule": )" + schedule + R"(,
+      "training": {"max_steps": 2, "batch_size": 2, "optimizer": {"lr": 0.001}, "log_every": 1,
+                   "eval_every": 2, "eval_batches": 1, "seed": 1}})");
+    auto r = run_swarmt(std::string("-q train --config ") + work + "/" + name + ".json --out " + work + "/" + name);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    r = run_swarmt(std::string("-q eval recall --model ") + work + "/" + name + " --pairs 1 --distances 4,32,256 --samples 6 --out " +
+                   work + "/eval/own/" + name);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  auto r = run_swarmt("-q eval recall --model " + work + "/gdn_ramp_s1 --pairs 1 --distances 4,32,256 --samples 6 "
+                      "--forget-beyond-window --out " + work + "/eval/cut/gdn_ramp_s1");
   ASSERT_EQ(r.exit_code, 0) << r.err;
 
   const fs::path experiments = fs::path(SWARMT_TEST_DATA_DIR).parent_path().parent_path() / "experiments";
   const std::string report = "python3 " + (experiments / "swax_windows_report.py").string() + " " + work + " " +
-                             tmp.file("results") + " --mode quick --seconds 5 --models tiny";
+                             tmp.file("results") + " --mode quick --seconds 5 --lr 0.001 --models gdn_long_s1 gdn_ramp_s1";
   ASSERT_EQ(std::system(report.c_str()), 0) << report;
 
   const Json results = read_json(tmp.file("results/results.json"));
-  const Json& model = results.at("models").at("tiny");
-  EXPECT_EQ(model.at("layer_pattern"), "MS");
+  const Json& model = results.at("models").at("gdn_ramp_s1");
+  EXPECT_EQ(model.at("layer_pattern"), "GS");  // as the training config gives it
   EXPECT_EQ(model.at("steps"), 2);
   // The validation loss is the last one in metrics.jsonl.
   double last_val = -1;
-  std::ifstream metrics(work + "/tiny/metrics.jsonl");
+  std::ifstream metrics(work + "/gdn_ramp_s1/metrics.jsonl");
   for (std::string line; std::getline(metrics, line);) {
     const Json record = Json::parse(line);
     if (record.contains("val_loss")) last_val = record["val_loss"].get<double>();
   }
   ASSERT_GE(last_val, 0) << "the run logged no validation loss";
   EXPECT_DOUBLE_EQ(model.at("validation_loss").get<double>(), last_val);
-  // Scores by length are those of the evaluation summaries.
-  for (const char* eval : {"niah", "mqar"}) {
-    const Json summary = read_json(work + "/eval/" + eval + "/tiny/summary.json");
+  // Accuracies, counts and intervals by distance are those of the evaluation summaries.
+  for (const char* kind : {"own", "cut"}) {
+    const Json summary = read_json(work + "/eval/" + kind + "/gdn_ramp_s1/summary.json");
     for (const auto& item : summary.at("aggregates").at("by_length")) {
-      const std::string length = std::to_string(item.at("length").get<int64_t>());
-      EXPECT_DOUBLE_EQ(model.at(eval).at("by_length").at(length).get<double>(), item.at("mean").get<double>())
-          << eval << " at " << length;
+      const Json& got = model.at("evals").at(kind).at("by_distance").at(std::to_string(item.at("length").get<int64_t>()));
+      EXPECT_DOUBLE_EQ(got.at("mean").get<double>(), item.at("mean").get<double>()) << kind;
+      EXPECT_EQ(got.at("count"), item.at("count"));
+      EXPECT_EQ(got.at("ci95"), item.at("ci95"));
     }
   }
-  // The loss over positions [T, 2T) is the token-weighted mean of the ppl buckets inside it.
-  const Json ppl = read_json(work + "/eval/ppl/tiny/results.json");
-  double loss_sum = 0, tokens = 0;
-  for (const auto& b : ppl.at("buckets")) {
-    if (b.at("begin").get<int64_t>() >= 512 && b.at("end").get<int64_t>() <= 1024) {
-      loss_sum += b.at("mean_loss").get<double>() * b.at("tokens").get<double>();
-      tokens += b.at("tokens").get<double>();
-    }
-  }
-  ASSERT_GT(tokens, 0);
-  EXPECT_NEAR(model.at("essay_loss_by_position").at("512-1024").get<double>(), loss_sum / tokens, 1e-12);
+  EXPECT_EQ(model.at("evals").at("own").at("window"), 16);
+  // The checks compare the stochastic model with the long-window model of its family and seed.
+  const Json& ratio = results.at("claims").at("validation_loss_ratio");
+  ASSERT_EQ(ratio.size(), 1u);
+  EXPECT_NEAR(ratio[0].at("ratio").get<double>(),
+              last_val / results.at("models").at("gdn_long_s1").at("validation_loss").get<double>(), 1e-12);
   std::ifstream readme(tmp.file("results/README.md"));
   const std::string text((std::istreambuf_iterator<char>(readme)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("| tiny | MS | fixed 16 |"), std::string::npos) << text;
+  EXPECT_NE(text.find("| GDN-SWAX ramp (seed 1) | 16 |"), std::string::npos) << text;
 }
 
 TEST(ExperimentReport, a_missing_evaluation_is_reported_with_its_path) {
   if (std::system("python3 -c 'import json' > /dev/null 2>&1") != 0) GTEST_SKIP() << "python3 is not installed";
   TempDir tmp;
-  fs::create_directories(tmp.file("work/m"));
-  write_file(tmp.file("work/m.json"), R"({"model": {"layer_pattern": "M"}, "window_schedule": {"type": "none"},
-    "sequence_length": 512, "training": {"max_steps": 1, "batch_size": 1}})");
-  write_file(tmp.file("work/m/metrics.jsonl"), "{\"step\": 1, \"loss\": 2.0}\n");
+  fs::create_directories(tmp.file("work/gdn_long_s1"));
+  write_file(tmp.file("work/gdn_long_s1.json"), R"({"model": {"layer_pattern": "GS"}, "window_schedule": {"type": "none"},
+    "sequence_length": 256, "training": {"max_steps": 1, "batch_size": 1, "seed": 1}})");
+  write_file(tmp.file("work/gdn_long_s1/metrics.jsonl"), "{\"step\": 1, \"loss\": 2.0}\n");
   const fs::path script =
       fs::path(SWARMT_TEST_DATA_DIR).parent_path().parent_path() / "experiments" / "swax_windows_report.py";
   auto r = testing::run_shell("python3 " + script.string() + " " + tmp.file("work") + " " + tmp.file("results") +
-                              " --mode quick --seconds 1 --models m");
+                              " --mode quick --seconds 1 --lr 0.001 --models gdn_long_s1");
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE((r.out + r.err).find("eval/niah/m/summary.json"), std::string::npos) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("eval/own/gdn_long_s1/summary.json"), std::string::npos) << r.out << r.err;
   EXPECT_FALSE(fs::exists(tmp.file("results/results.json"))) << "nothing is written from partial inputs";
 }
 
