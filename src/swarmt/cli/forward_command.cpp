@@ -17,6 +17,7 @@ struct ForwardOptions {
   std::string model, ids, text, out, device = "cpu", dtype;
   bool stream = false;
   bool add_special_tokens = false;
+  bool allow_nonfinite = false;
 };
 
 int run_forward(const ForwardOptions& o) {
@@ -24,6 +25,7 @@ int run_forward(const ForwardOptions& o) {
   infer::InferenceOptions load;
   load.device = parse_device(o.device);
   load.dtype = parse_dtype(o.dtype);
+  load.allow_nonfinite = o.allow_nonfinite;
   auto model = infer::LoadedModel::load(o.model, load);
   std::vector<int64_t> ids;
   if (!o.ids.empty()) {
@@ -64,6 +66,7 @@ void register_forward(CLI::App& app, const GlobalOptions&, CommandList& commands
   cmd->add_flag("--stream", o->stream, "Compute through the streaming state, one token at a time");
   cmd->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
   cmd->add_option("--dtype", o->dtype, "Weights dtype: float32, bfloat16 (default: as stored)");
+  cmd->add_flag("--allow-nonfinite", o->allow_nonfinite, "Load weights that hold NaN or Inf (refused otherwise)");
   commands.push_back({cmd, [o]() { return run_forward(*o); }});
 }
 
