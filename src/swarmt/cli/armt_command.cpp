@@ -195,6 +195,7 @@ int run_layers(const LayersOptions& o, const GlobalOptions& globals) {
     run.out = o.out + "/" + subset_dir_name(spec);
     run.init.clear();
     if (!o.resume) refuse_existing_model(run.out, "--out");
+    const RunLock run_lock = RunLock::acquire(run.out, "--out");  // each run is a run directory of its own
     WorkerSetup single;
     single.device = parse_device(o.device);
     auto result = train_armt(run_config, o.config + " (memory_layers " + spec + ")", run, globals.quiet, single);
