@@ -92,6 +92,11 @@ TEST_F(InputErrorsCli, prompt_errors_name_the_option_and_the_file) {
   EXPECT_EQ(empty.exit_code, 2);
   EXPECT_NE(empty.err.find("error: --prompt is empty: give the text to continue"), std::string::npos) << empty.err;
 
+  auto empty_text = run_swarmt("forward --model " + model() + " --text '' --out " + tmp.file("logits.safetensors"));
+  EXPECT_EQ(empty_text.exit_code, 2);
+  EXPECT_NE(empty_text.err.find("error: --text is empty: give the text to run"), std::string::npos) << empty_text.err;
+  EXPECT_FALSE(fs::exists(tmp.file("logits.safetensors")));
+
   fs::create_directory(tmp.file("prompts"));
   auto directory = run_swarmt("generate --model " + model() + " --prompt-file " + tmp.file("prompts") + " -n 1");
   EXPECT_EQ(directory.exit_code, 2);
