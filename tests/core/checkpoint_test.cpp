@@ -236,6 +236,65 @@ TEST(Checkpoint, pruning_removes_temporary_directories_of_dead_writers_only) {
   EXPECT_TRUE(fs::exists(alive));
 }
 
+TEST(Checkpoint, a_manifest_that_lists_no_files_does_not_verify) {
+  testing::TempDir tmp;
+  const std::string dir = write_checkpoint(tmp.path(), 200);
+  // Everything the trainer needs still sits beside it, but the manifest vouches for none of it.
+  for (const char* name : {"model.safetensors", "optimizer.safetensors", "trainer_state.json"}) fs::remove(dir + "/" + name);
+  testing::write_file(dir + "/manifest.json", R"({"format_version": 1, "step": 200, "files": {}})");
+  EXPECT_NE(verify_error(dir).find("manifest.json: lists no files"), std::string::npos) << verify_error(dir);
+  EXPECT_FALSE(latest_valid_checkpoint(tmp.path()).has_value());
+}
+
+TEST(Checkpoint, a_file_the_manifest_does_not_list_fails_verification) {
+  testing::TempDir tmp;
+  const std::string dir = write_checkpoint(tmp.path(), 200);
+  testing::write_file(dir + "/model.safetensors.extra", "NaN weights put here afterwards");
+  EXPECT_NE(verify_error(dir).find("checkpoint-00000200/model.safetensors.extra: not listed in manifest.json"),
+            std::string::npos)
+      << verify_error(dir);
+}
+
+TEST(Checkpoint, a_manifest_without_a_required_file_does_not_verify) {
+  testing::TempDir tmp;
+  const std::string dir = write_checkpoint(tmp.path(), 200);
+  Json manifest = read_json_file(dir + "/manifest.json");
+  manifest["files"].erase("model.safetensors");
+  fs::remove(dir + "/model.safetensors");
+  testing::write_file(dir + "/manifest.json", manifest.dump());
+  EXPECT_EQ(verify_error(dir), "(valid)");  // what it lists is intact ...
+  try {
+    verify_checkpoint(dir, VerifyLevel::Full, {"model.safetensors", "optimizer.safetensors"});
+    FAIL() << "a checkpoint without its weights verified";
+  } catch (const Error& e) {  // ... but a reader that needs the weights cannot trust it
+    EXPECT_NE(std::string(e.what()).find("manifest.json: does not list model.safetensors"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(latest_valid_checkpoint(tmp.path(), nullptr, {"model.safetensors"}).has_value());
+}
+
+TEST(Checkpoint, pruning_reports_a_broken_checkpoint_it_removes) {
+  testing::TempDir tmp;
+  for (int64_t step : {100, 200, 300}) write_checkpoint(tmp.path(), step);
+  fs::remove(tmp.file("checkpoint-00000100/model.safetensors"));
+  std::vector<std::string> warnings;
+  prune_checkpoints(tmp.path(), 2, &warnings);
+  EXPECT_EQ(steps_in(tmp.path()), (std::vector<int64_t>{200, 300}));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("removing broken " + tmp.file("checkpoint-00000100")), std::string::npos) << warnings[0];
+}
+
+TEST(Checkpoint, a_broken_checkpoint_is_set_aside_never_overwritten) {
+  testing::TempDir tmp;
+  write_checkpoint(tmp.path(), 200);
+  const std::string first = set_aside_broken_checkpoint(tmp.file("checkpoint-00000200"));
+  EXPECT_EQ(first, tmp.file("broken/checkpoint-00000200"));
+  write_checkpoint(tmp.path(), 200);
+  const std::string second = set_aside_broken_checkpoint(tmp.file("checkpoint-00000200"));
+  EXPECT_EQ(second, tmp.file("broken/checkpoint-00000200.2"));  // the first one is kept too
+  EXPECT_TRUE(fs::exists(first + "/manifest.json"));
+  EXPECT_TRUE(list_checkpoints(tmp.path()).empty());  // broken/ is not a checkpoint
+}
+
 TEST(Checkpoint, pruning_needs_k_of_at_least_one) {
   testing::TempDir tmp;
   EXPECT_THROW(prune_checkpoints(tmp.path(), 0), Error);

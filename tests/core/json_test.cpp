@@ -4,6 +4,7 @@
 
 #include "swarmt/core/error.h"
 #include "bad_input.h"
+#include "test_util.h"
 
 namespace swarmt {
 namespace {
@@ -44,6 +45,18 @@ TEST(JsonView, unknown_keys_are_rejected_by_name) {
 TEST(ParseJson, syntax_errors_name_the_source) {
   std::string msg = error_of([] { parse_json("{\"a\": ", "broken.json"); });
   EXPECT_EQ(msg.rfind("broken.json: not valid JSON:", 0), 0u) << msg;
+}
+
+TEST(ParseJson, bytes_that_are_not_utf8_are_shown_escaped_not_echoed) {
+  const std::string msg = error_of([] { parse_json("{\"model\": \"caf\xe9\"}", "latin1.json"); });
+  EXPECT_EQ(msg.rfind("latin1.json: not valid JSON:", 0), 0u) << msg;
+  EXPECT_NE(msg.find("\\xe9"), std::string::npos) << msg;
+  for (unsigned char c : msg) EXPECT_TRUE(c >= 0x20 && c < 0x7f) << "byte " << int(c) << " in: " << msg;
+}
+
+TEST(ReadJsonFile, a_directory_is_not_read_as_an_empty_file) {
+  testing::TempDir tmp;
+  EXPECT_EQ(error_of([&] { read_text_file(tmp.path()); }), tmp.path() + ": is a directory, not a file");
 }
 
 TEST(ReadJsonFile, missing_file_is_a_clear_error) {

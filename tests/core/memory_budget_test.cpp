@@ -9,6 +9,7 @@
 #include "bad_input.h"
 #include "swarmt/infer/generate.h"
 #include "swarmt/models/armt_model.h"
+#include "swarmt/models/model_footprint.h"
 #include "swarmt/models/model_io.h"
 #include "swarmt/models/registry.h"
 #include "swarmt/train/train_setup.h"
@@ -72,8 +73,53 @@ TEST(MemoryBudget, a_model_too_large_to_allocate_is_refused_before_allocation) {
   config["model"]["mlstm_v_head_dim"] = 512;
   config["model"]["intermediate_size"] = 2752;
   const std::string message = testing::bad_input_message([&] { train::make_lm_training(config, "t.json", at::kCPU); });
-  EXPECT_NE(message.find("t.json: the model ("), std::string::npos) << message;
+  EXPECT_NE(message.find("t.json: field 'model': the model (about "), std::string::npos) << message;
   EXPECT_NE(message.find("MiB of memory but only 64.0 MiB is available; choose a smaller model"), std::string::npos)
+      << message;
+}
+
+TEST(MemoryBudget, a_user_given_count_is_checked_before_anything_is_allocated) {
+  MemoryLimit limit("1G");
+  EXPECT_EQ(testing::bad_input_message([] {
+              check_count_fits(1000000000000, static_cast<double>(kMinBytesPerContextToken), "--lengths", "token",
+                               "choose shorter lengths");
+            }),
+            "--lengths: 1000000000000 tokens need about 14.6 TiB of memory (16 B per token) but only 1.0 GiB is "
+            "available; choose shorter lengths");
+  EXPECT_EQ(testing::bad_input_message([] { check_count_fits(0, 16, "--segments", "segment", ""); }),
+            "--segments: 0 must be positive");
+  EXPECT_EQ(testing::bad_input_message([] { check_count_fits(-5, 16, "--segments", "segment", ""); }),
+            "--segments: -5 must be positive");
+  EXPECT_NO_THROW(check_count_fits(4096, 16, "--lengths", "token", ""));
+}
+
+TEST(MemoryBudget, a_config_describing_more_parameters_than_int64_counts_is_refused) {
+  // 4096 layers of 2^24-wide attention and MLP: 7·2^60 parameters, more bytes than an int64 holds.
+  // Counted by allocating, this was an OOM; counted in int64, a wrap-around.
+  const Json config = Json::parse(R"({"model_type": "llama", "hidden_size": 16777216, "intermediate_size": 16777216,
+      "num_hidden_layers": 4096, "num_attention_heads": 4096, "head_dim": 4096, "vocab_size": 16777216})");
+  const std::string message = testing::bad_input_message([&] { models::check_model_fits(config, "big.json"); });
+  EXPECT_NE(message.find("big.json: the model (about 8.07e+18 parameters) needs about"), std::string::npos) << message;
+  EXPECT_NE(message.find("choose a smaller model"), std::string::npos) << message;
+}
+
+TEST(MemoryBudget, a_sliding_window_beyond_any_context_is_refused_at_config_validation) {
+  const std::string message = testing::bad_input_message([] {
+    models::create_model(Json{{"model_type", "swax"}, {"layer_pattern", "S"}, {"sliding_window", int64_t{1} << 40}},
+                         "c.json");
+  });
+  EXPECT_NE(message.find("c.json: field 'sliding_window'"), std::string::npos) << message;
+}
+
+TEST(MemoryBudget, a_kv_ring_that_cannot_fit_is_refused_before_allocation) {
+  auto model = models::create_model(Json{{"model_type", "swax"}, {"hidden_size", 64}, {"layer_pattern", "S"},
+                                         {"num_attention_heads", 2}, {"head_dim", 32}, {"sliding_window", 64}},
+                                    "c.json");
+  model->set_inference_window(int64_t{1} << 24);  // 2 heads × 32 × 2 (k, v) × 4 B + 8 B per slot: 8.1 GiB
+  MemoryLimit limit("1G");
+  const std::string message = testing::bad_input_message([&] { model->new_state(1); });
+  EXPECT_NE(message.find("the KV ring of a sliding-window layer (16777216 slots: the window) needs about 8.1 GiB"),
+            std::string::npos)
       << message;
 }
 

@@ -1,6 +1,7 @@
 // `swarmt train` SIGKILLed at random kill points (inside checkpoint writes, file writes, renames and
 // prunes) and resumed: the resumed run must load the last complete checkpoint and end with exactly the
-// losses and weights of an uninterrupted run. 20 kill points out of 20.
+// losses and weights of an uninterrupted run. 20 kill points out of 20. A run killed before its first
+// checkpoint but after logging steps is refused by --resume alone and started again with --restart.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -10,6 +11,7 @@
 #include <random>
 
 #include "crash_safety/kill_harness.h"
+#include "swarmt/core/checkpoint.h"
 #include "swarmt/core/json.h"
 #include "swarmt/core/safetensors_torch.h"
 #include "test_util.h"
@@ -61,8 +63,14 @@ TEST(TrainKill, killed_runs_resume_from_the_last_complete_checkpoint_exactly) {
         testing::spawn_command(train_argv(config, run, false), {{"SWARMT_TEST_KILL_AT", std::to_string(kill_at)}}));
     ASSERT_EQ(killed.signal, SIGKILL) << context;
 
-    const auto resumed = testing::wait_child(testing::spawn_command(train_argv(config, run, true)));
-    ASSERT_TRUE(resumed.exited && resumed.exit_code == 0) << context << ": resume failed";
+    auto resumed = testing::run_swarmt("-q train --config " + config + " --out " + run + " --resume");
+    if (resumed.exit_code == 2 && list_checkpoints(run + "/checkpoints").empty()) {
+      // Killed after logging steps but before its first checkpoint: --resume alone would silently start
+      // again from step 0, so it is refused, naming --restart; with it the run starts again.
+      EXPECT_NE(resumed.err.find("--restart"), std::string::npos) << context << ": " << resumed.err;
+      resumed = testing::run_swarmt("-q train --config " + config + " --out " + run + " --resume --restart");
+    }
+    ASSERT_EQ(resumed.exit_code, 0) << context << ": resume failed: " << resumed.err;
     const auto losses = testing::logged_losses(run);
     ASSERT_EQ(losses.size(), reference.size()) << context;
     for (const auto& [step, loss] : reference)

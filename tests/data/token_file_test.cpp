@@ -73,7 +73,8 @@ TEST(TokenFile, inconsistent_sidecars_are_rejected_by_field) {
   rewrite([](Json& j) { j["format"] = "swarmt-tokens"; j["vocab_size"] = 12; });
   auto f = TokenFile::open(dir.file("corpus.json"));
   EXPECT_EQ(error_of([&] { f.validate_tokens(); }),
-            dir.file("corpus.tokens") + ": token 7 is 12, outside the vocabulary of 12");  // ids are 0..11
+            dir.file("corpus.tokens") + ": the token at offset 7 (byte 28) is 12, outside the vocabulary of 12 ids "
+                                        "(vocab_size in " + dir.file("corpus.json") + ")");  // ids are 0..11
 }
 
 // Windows never train across documents: doc_ids mark the boundary and the target that would cross it is

@@ -156,7 +156,7 @@ TEST(SwaxConfig, malformed_configs_name_the_field) {
   EXPECT_EQ(error_of([] { SwaxConfig::from_json(Json{{"num_attention_heads", 4}, {"num_key_value_heads", 3}}, "c.json"); }),
             "c.json: field 'num_key_value_heads' (3) must divide num_attention_heads (4)");
   EXPECT_EQ(error_of([] { SwaxConfig::from_json(Json{{"sliding_window", 0}}, "c.json"); }),
-            "c.json: field 'sliding_window' must be in [1, 1099511627776] (got 0)");
+            "c.json: field 'sliding_window' must be in [1, 16777216] (got 0)");
   EXPECT_EQ(error_of([] { SwaxConfig::from_json(Json{{"hiden_size", 3}}, "c.json"); }),
             "c.json: field 'hiden_size' is not a known field");
   EXPECT_EQ(error_of([] { SwaxConfig::from_json(Json{{"layer_pattern", "MS"}, {"num_hidden_layers", 5}}, "c.json"); }),

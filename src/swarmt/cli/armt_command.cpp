@@ -1,12 +1,13 @@
 // `swarmt armt`: ARMT adapters over any model directory (specs/armt.md).
-//   swarmt armt init   --base DIR --config FILE --out DIR [--merged]
-//   swarmt armt train  --base DIR --config FILE --out DIR [--init ADAPTER] [--resume]
+//   swarmt armt init   --base DIR --config FILE --out DIR [--merged] [--allow-nonfinite]
+//   swarmt armt train  --base DIR --config FILE --out DIR [--init ADAPTER] [--resume [--restart]]
 //   swarmt armt layers --base DIR --config FILE --subsets "all;alternate;middle_upper:0.2" --eval-data FILE --out DIR
 //   swarmt armt cost   --model DIR [--segments 1,2,4,...,64] [--json FILE]
 #include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "swarmt/cli/cli_util.h"
 #include "swarmt/cli/command.h"
@@ -14,7 +15,10 @@
 #include "swarmt/core/atomic_file.h"
 #include "swarmt/core/error.h"
 #include "swarmt/core/markdown_table.h"
+#include "swarmt/core/memory_budget.h"
 #include "swarmt/core/memory_usage.h"
+#include "swarmt/core/output_directory.h"
+#include "swarmt/core/run_lock.h"
 #include "swarmt/eval/qa_runner.h"
 #include "swarmt/eval/report.h"
 #include "swarmt/models/armt_cost.h"
@@ -29,6 +33,9 @@ namespace {
 
 // A directory that already holds a model is never overwritten by init / train output.
 void refuse_existing_model(const std::string& dir, const std::string& option) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(dir, ec);
+  SWARMT_CHECK_INPUT(!fs::exists(status) || fs::is_directory(status), option, ": ", dir, " exists and is not a directory");
   for (const char* file : {"config.json", models::kArmtConfigFile})
     SWARMT_CHECK_INPUT(!fs::exists(fs::path(dir) / file), option, ": ", dir, " already holds a model (", file,
                        "); choose another directory");
@@ -47,18 +54,25 @@ models::ArmtConfig read_armt_config(const std::string& path) {
 struct InitOptions {
   std::string base, config, out;
   bool merged = false;
+  bool allow_nonfinite = false;
 };
 
 int run_init(const InitOptions& o) {
   refuse_existing_model(o.out, "--out");
   auto config = read_armt_config(o.config);
-  auto model = models::create_armt(o.base, config);
+  models::LoadOptions load;
+  load.allow_nonfinite = o.allow_nonfinite;
+  auto model = models::create_armt(o.base, config, load);
   const auto assets = models::read_model_assets(o.base);
+  // Built under a hidden name and renamed into place complete: a killed init leaves no adapter directory
+  // without its armt_config.json.
+  OutputDirectory out(o.out, "--out");
   if (o.merged) {
-    models::save_model(*model, o.out, assets);
+    models::save_model(*model, out.path(), assets);
   } else {
-    models::save_armt_adapter(*model, o.out, o.base, assets);
+    models::save_armt_adapter(*model, out.path(), o.base, assets);
   }
+  out.commit();
   int64_t memory_params = 0;
   for (const auto& [name, t] : model->adapter_tensors()) memory_params += t.numel();
   std::cout << Json{{"out", o.out},
@@ -76,11 +90,13 @@ int run_init(const InitOptions& o) {
 struct TrainOptions {
   std::string base, config, out, init, device = "cpu";
   bool resume = false;
+  bool restart = false;
   bool detect_anomaly = false;
   DistributedCliOptions distributed;
 };
 
-// One ARMT training run; data parallel when `worker` holds a process group.
+// One ARMT training run; data parallel when `worker` holds a process group. The writing rank holds the
+// run directory's lock (RunLock) while it runs; everything is validated before the first write.
 train::TrainResult train_armt(const Json& config, const std::string& source, const TrainOptions& o, bool quiet,
                               const WorkerSetup& worker) {
   std::string base = o.base;
@@ -90,14 +106,13 @@ train::TrainResult train_armt(const Json& config, const std::string& source, con
   }
   auto setup = train::make_armt_training(config, source, base, o.init, worker.device);
   if (o.detect_anomaly) setup.trainer.detect_anomaly = true;
+  const train::RunStart start = train::plan_run_start(o.out, train::start_mode(o.resume, o.restart));
   const std::string saved_config = o.out + "/train_config.json";
-  if (worker.writer()) {
-    fs::create_directories(o.out);
-    if (!o.resume || !fs::exists(saved_config)) write_file_atomically(saved_config, config.dump(2) + "\n");
-  }
+  if (worker.writer() && (!o.resume || !fs::exists(saved_config)))
+    write_file_atomically(saved_config, config.dump(2) + "\n");
   train::Trainer trainer(*setup.task, setup.trainer, o.out, quiet);
   trainer.set_process_group(worker.group.get());
-  return trainer.run(o.resume);
+  return trainer.run(start);
 }
 
 Json train_summary(const train::TrainResult& result, const std::string& out) {
@@ -113,6 +128,8 @@ Json train_summary(const train::TrainResult& result, const std::string& out) {
 int run_train(const TrainOptions& o, const GlobalOptions& globals) {
   if (auto launched = launch_if_requested(o.distributed, globals)) return *launched;
   const WorkerSetup worker = join_process_group(parse_device(o.device));
+  std::optional<RunLock> lock;  // rank 0 only (see `swarmt train`)
+  if (worker.writer()) lock.emplace(RunLock::acquire(o.out, "--out"));
   Json config = read_json_file(o.config);
   const std::string saved_config = o.out + "/train_config.json";
   // Resume continues the original run: its saved configuration wins over a changed file.
@@ -160,7 +177,7 @@ int run_layers(const LayersOptions& o, const GlobalOptions& globals) {
   std::vector<std::string> specs;
   for (const auto& item : split_on_semicolons(o.subsets)) specs.push_back(item);
   SWARMT_CHECK_INPUT(!specs.empty(), "--subsets: give at least one layer subset");
-  fs::create_directories(o.out);
+  const RunLock lock = RunLock::acquire(o.out, "--out");  // the runs under it are this process's alone
   Json rows = Json::array();
   MarkdownTable table({"memory layers", "layers", "memory params", "final loss", "val loss", "QA exact match (%)"});
   for (const auto& spec : specs) {
@@ -178,6 +195,7 @@ int run_layers(const LayersOptions& o, const GlobalOptions& globals) {
     run.out = o.out + "/" + subset_dir_name(spec);
     run.init.clear();
     if (!o.resume) refuse_existing_model(run.out, "--out");
+    const RunLock run_lock = RunLock::acquire(run.out, "--out");  // each run is a run directory of its own
     WorkerSetup single;
     single.device = parse_device(o.device);
     auto result = train_armt(run_config, o.config + " (memory_layers " + spec + ")", run, globals.quiet, single);
@@ -265,9 +283,17 @@ int run_cost(const CostOptions& o) {
   const auto shape = models::DecoderShape::from_config(armt->base().config_json(), o.model + " (base config)");
   const int64_t T = armt->config().segment_size;
   const int64_t wrapped = static_cast<int64_t>(armt->memory_layers().size());
+  // Every length is checked before the first measurement: the base's forward over all k·T tokens holds
+  // at least the tokens, a hidden state and a row of logits per token (a billion segments used to spin).
+  const std::vector<int64_t> segment_counts = parse_lengths(o.segments, "--segments");
+  const double bytes_per_token = static_cast<double>(kMinBytesPerContextToken) +
+                                 4.0 * static_cast<double>(armt->hidden_size() + armt->vocab_size());
+  for (int64_t k : segment_counts)
+    check_count_fits(k, static_cast<double>(T) * bytes_per_token, "--segments", "segment",
+                     str_cat("each segment is ", T, " tokens, and the base runs all of them at once; give fewer"));
   Json rows = Json::array();
   MarkdownTable table({"segments", "tokens", "base GFLOP", "ARMT GFLOP", "ARMT / base", "base peak MB", "ARMT peak MB"});
-  for (int64_t k : parse_lengths(o.segments, "--segments")) {
+  for (int64_t k : segment_counts) {
     const int64_t n = k * T;
     const double base_flops = models::full_attention_forward_flops(shape, n);
     const double armt_flops = models::armt_forward_flops(shape, armt->config(), wrapped, n);
@@ -300,6 +326,7 @@ void register_armt(CLI::App& app, const GlobalOptions& globals, CommandList& com
   c->add_option("-c,--config", init->config, "ARMT config (or a training config with \"armt\")")->required();
   c->add_option("-o,--out", init->out, "Output directory")->required();
   c->add_flag("--merged", init->merged, "Write one model directory (base + adapter) instead of an adapter");
+  c->add_flag("--allow-nonfinite", init->allow_nonfinite, "Wrap a base whose weights hold NaN or Inf (refused otherwise)");
   commands.push_back({c, [init]() { return run_init(*init); }});
 
   auto train = std::make_shared<TrainOptions>();
@@ -308,7 +335,11 @@ void register_armt(CLI::App& app, const GlobalOptions& globals, CommandList& com
   c->add_option("-c,--config", train->config, "ARMT training config (JSON)")->required();
   c->add_option("-o,--out", train->out, "Run directory: the trained model, checkpoints/, metrics.jsonl")->required();
   c->add_option("--init", train->init, "Start from this adapter's weights and config");
-  c->add_flag("--resume", train->resume, "Continue from the latest valid checkpoint in --out");
+  CLI::Option* resume = c->add_flag("--resume", train->resume, "Continue from the latest valid checkpoint in --out");
+  c->add_flag("--restart", train->restart,
+              "With --resume: when --out holds no valid checkpoint, start again from step 0 (broken checkpoints are "
+              "set aside, never deleted)")
+      ->needs(resume);
   c->add_flag("--detect-anomaly", train->detect_anomaly, "Fail at the first NaN in backward, naming its forward op (slow)");
   c->add_option("--device", train->device, "cpu, cuda or cuda:N")->capture_default_str();
   add_distributed_options(c, train->distributed);

@@ -14,6 +14,7 @@
 
 #include "swarmt/cli/command.h"
 #include "swarmt/core/error.h"
+#include "swarmt/core/output_directory.h"
 #include "swarmt/core/progress_bar.h"
 #include "swarmt/data/long_context_dataset_synth.h"
 #include "swarmt/data/source_factory.h"
@@ -149,7 +150,10 @@ void register_data_synth(CLI::App& group, const GlobalOptions& globals, CommandL
                         if (!cli->write_projects.empty()) {
                           SWARMT_CHECK_INPUT(o.task == "type_prediction" && o.corpus.empty(),
                                              "--write-projects applies to type_prediction without --corpus");
-                          data::write_python_projects(data::type_prediction_projects(o), cli->write_projects);
+                          // The project tree appears complete or not at all (core/output_directory.h).
+                          OutputDirectory projects(cli->write_projects, "--write-projects");
+                          data::write_python_projects(data::type_prediction_projects(o), projects.path());
+                          projects.commit();
                         }
                         ProgressBarOptions bar_options;
                         bar_options.quiet = g->quiet;

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 
+#include "swarmt/core/run_lock.h"
 #include "swarmt/eval/compare.h"
 
 namespace swarmt::cli {
@@ -43,6 +44,7 @@ void register_eval_compare(CLI::App& eval_group, const GlobalOptions& globals, C
   commands.push_back({cmd, [opts, g]() -> int {
                         eval::CompareOptions options;
                         options.title = opts->title;
+                        const RunLock lock = RunLock::acquire(opts->out_dir, "--out");
                         auto runs = eval::write_comparison(opts->run_dirs, opts->out_dir, options);
                         std::cout << eval::comparison_table(runs);
                         if (!g->quiet) {

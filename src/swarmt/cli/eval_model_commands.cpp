@@ -13,6 +13,7 @@
 #include "swarmt/core/atomic_file.h"
 #include "swarmt/core/error.h"
 #include "swarmt/core/markdown_table.h"
+#include "swarmt/core/run_lock.h"
 #include "swarmt/eval/niah.h"
 #include "swarmt/eval/niah_runner.h"
 #include "swarmt/eval/perplexity.h"
@@ -45,6 +46,7 @@ struct ModelArgs {
   int64_t window = 0;
   int64_t prefill_chunk = 1024;
   uint64_t seed = 42;
+  bool allow_nonfinite = false;
   void add(CLI::App* cmd) {
     cmd->add_option("-m,--model", model, "Model directory")->required();
     cmd->add_option("-o,--out", out, "Output directory for results.json, summary.md and plots")->required();
@@ -53,13 +55,17 @@ struct ModelArgs {
     cmd->add_option("--seed", seed, "Data seed")->capture_default_str();
     cmd->add_option("--device", device, "cpu, cuda or cuda:N")->capture_default_str();
     cmd->add_option("--dtype", dtype, "Weights dtype (default: as stored)");
+    cmd->add_flag("--allow-nonfinite", allow_nonfinite, "Evaluate weights that hold NaN or Inf (refused otherwise)");
   }
+  // --out is this process's until it exits (core/run_lock.h); taken before the model loads.
+  RunLock lock_out() const { return RunLock::acquire(out, "--out"); }
   infer::LoadedModel load() const {
     infer::InferenceOptions o;
     o.device = parse_device(device);
     o.dtype = parse_dtype(dtype);
     o.window = window;
     o.prefill_chunk = prefill_chunk;
+    o.allow_nonfinite = allow_nonfinite;
     return infer::LoadedModel::load(model, o);
   }
 };
@@ -117,6 +123,7 @@ void register_eval_niah(CLI::App& group, const GlobalOptions& globals, CommandLi
                         r.max_new_tokens = o->max_new_tokens;
                         r.essay_dir = o->essay_dir;
                         r.quiet = globals.quiet;
+                        const RunLock lock = o->lock_out();
                         auto model = o->load();
                         std::vector<eval::LengthResources> resources;
                         auto run = eval::run_niah(model, r, &resources);
@@ -151,6 +158,7 @@ void register_eval_passkey(CLI::App& group, const GlobalOptions& globals, Comman
                         r.depths = parse_numbers(o->depths, "--depths");
                         r.seed = o->seed;
                         r.quiet = globals.quiet;
+                        const RunLock lock = o->lock_out();
                         auto model = o->load();
                         std::vector<eval::LengthResources> resources;
                         auto run = eval::run_passkey(model, r, &resources);
@@ -195,6 +203,7 @@ void register_eval_mqar(CLI::App& group, const GlobalOptions& globals, CommandLi
                         r.chunk = o->prefill_chunk;
                         r.seed = o->seed;
                         r.quiet = globals.quiet;
+                        const RunLock lock = o->lock_out();
                         auto model = o->load();
                         auto run = eval::run_mqar(model, r);
                         eval::ReportOptions report;
@@ -229,6 +238,7 @@ void register_eval_ppl(CLI::App& group, const GlobalOptions& globals, CommandLis
                         r.chunk = o->prefill_chunk;
                         r.seed = o->seed;
                         r.quiet = globals.quiet;
+                        const RunLock lock = o->lock_out();
                         auto model = o->load();
                         auto result = eval::run_perplexity(model, r);
                         eval::write_perplexity_report(o->out, result,
@@ -267,6 +277,7 @@ void register_eval_qa(CLI::App& group, const GlobalOptions& globals, CommandList
                         r.max_examples = o->max_examples;
                         r.max_new_tokens = o->max_new_tokens;
                         r.quiet = globals.quiet;
+                        const RunLock lock = o->lock_out();
                         auto model = o->load();
                         std::vector<eval::LengthResources> resources;
                         auto run = eval::run_qa(model, r, &resources);

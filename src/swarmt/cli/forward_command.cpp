@@ -17,13 +17,17 @@ struct ForwardOptions {
   std::string model, ids, text, out, device = "cpu", dtype;
   bool stream = false;
   bool add_special_tokens = false;
+  bool allow_nonfinite = false;
+  bool ids_given = false, text_given = false;  // set after parsing: --text "" is given, and empty
 };
 
 int run_forward(const ForwardOptions& o) {
-  SWARMT_CHECK_INPUT(o.ids.empty() != o.text.empty(), "give exactly one of --ids and --text");
+  SWARMT_CHECK_INPUT(o.ids_given != o.text_given, "give exactly one of --ids and --text");
+  SWARMT_CHECK_INPUT(!o.text_given || !o.text.empty(), "--text is empty: give the text to run");
   infer::InferenceOptions load;
   load.device = parse_device(o.device);
   load.dtype = parse_dtype(o.dtype);
+  load.allow_nonfinite = o.allow_nonfinite;
   auto model = infer::LoadedModel::load(o.model, load);
   std::vector<int64_t> ids;
   if (!o.ids.empty()) {
@@ -57,14 +61,19 @@ void register_forward(CLI::App& app, const GlobalOptions&, CommandList& commands
   auto o = std::make_shared<ForwardOptions>();
   CLI::App* cmd = app.add_subcommand("forward", "Write the logits of one sequence to a safetensors file");
   cmd->add_option("-m,--model", o->model, "Model directory")->required();
-  cmd->add_option("--ids", o->ids, "Token ids, e.g. 1,2,3");
-  cmd->add_option("--text", o->text, "Text to tokenize with the model's tokenizer");
+  CLI::Option* ids = cmd->add_option("--ids", o->ids, "Token ids, e.g. 1,2,3");
+  CLI::Option* text = cmd->add_option("--text", o->text, "Text to tokenize with the model's tokenizer");
   cmd->add_flag("--add-special-tokens", o->add_special_tokens, "Apply the tokenizer's post-processor to --text");
   cmd->add_option("-o,--out", o->out, "Output .safetensors file (tensor 'logits' [n, vocab] float32)")->required();
   cmd->add_flag("--stream", o->stream, "Compute through the streaming state, one token at a time");
   cmd->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
   cmd->add_option("--dtype", o->dtype, "Weights dtype: float32, bfloat16 (default: as stored)");
-  commands.push_back({cmd, [o]() { return run_forward(*o); }});
+  cmd->add_flag("--allow-nonfinite", o->allow_nonfinite, "Load weights that hold NaN or Inf (refused otherwise)");
+  commands.push_back({cmd, [o, ids, text]() {
+                        o->ids_given = ids->count() > 0;
+                        o->text_given = text->count() > 0;
+                        return run_forward(*o);
+                      }});
 }
 
 }  // namespace swarmt::cli

@@ -13,6 +13,7 @@
 #include "swarmt/infer/loaded_model.h"
 #include "swarmt/tokenizer/chat_format.h"
 #include "swarmt/tokenizer/stream_decoder.h"
+#include "swarmt/tokenizer/utf8.h"
 
 namespace swarmt::cli {
 namespace {
@@ -35,15 +36,32 @@ struct GenerateOptions {
   std::string dtype;
   bool stats = false;
   bool ignore_eos = false;
+  bool allow_nonfinite = false;
+  bool prompt_given = false;       // set after parsing: --prompt "" is given, and empty
+  bool prompt_file_given = false;
 };
 
+// The prompt from --prompt or --prompt-file, as valid UTF-8, with errors naming the option and the file.
+std::string read_prompt(const GenerateOptions& o) {
+  SWARMT_CHECK_INPUT(o.prompt_given != o.prompt_file_given, "give exactly one of --prompt and --prompt-file");
+  if (o.prompt_given) {
+    SWARMT_CHECK_INPUT(!o.prompt.empty(), "--prompt is empty: give the text to continue");
+    tokenizer::require_valid_utf8(o.prompt, "--prompt");
+    return o.prompt;
+  }
+  const std::string prompt = read_text_file(o.prompt_file);  // names the file (and refuses a directory)
+  SWARMT_CHECK_INPUT(!prompt.empty(), "--prompt-file ", o.prompt_file, ": the file is empty");
+  tokenizer::require_valid_utf8(prompt, "--prompt-file " + o.prompt_file);
+  return prompt;
+}
+
 int run_generate(const GenerateOptions& o) {
-  SWARMT_CHECK_INPUT(o.prompt.empty() != o.prompt_file.empty(), "give exactly one of --prompt and --prompt-file");
   SWARMT_CHECK_INPUT(o.max_new_tokens >= 0, "--max-new-tokens must be >= 0");
   SWARMT_CHECK_INPUT(o.prefill_chunk > 0, "--prefill-chunk must be positive");
-  const std::string prompt = o.prompt_file.empty() ? o.prompt : read_text_file(o.prompt_file);
+  const std::string prompt = read_prompt(o);
 
   infer::InferenceOptions load;
+  load.allow_nonfinite = o.allow_nonfinite;
   load.device = parse_device(o.device);
   load.dtype = parse_dtype(o.dtype);
   load.window = o.window;
@@ -129,8 +147,8 @@ void register_generate(CLI::App& app, const GlobalOptions&, CommandList& command
   auto o = std::make_shared<GenerateOptions>();
   CLI::App* cmd = app.add_subcommand("generate", "Generate text from a model directory, streaming to stdout");
   cmd->add_option("-m,--model", o->model, "Model directory (SWAX, Llama, Gemma-3 or ARMT)")->required();
-  cmd->add_option("-p,--prompt", o->prompt, "Prompt text");
-  cmd->add_option("-f,--prompt-file", o->prompt_file, "Read the prompt from a file");
+  CLI::Option* prompt = cmd->add_option("-p,--prompt", o->prompt, "Prompt text");
+  CLI::Option* prompt_file = cmd->add_option("-f,--prompt-file", o->prompt_file, "Read the prompt from a file");
   cmd->add_flag("--chat", o->chat, "Wrap the prompt as a user turn in the model's chat format");
   cmd->add_option("--system", o->system, "System message (with --chat)");
   cmd->add_option("-n,--max-new-tokens", o->max_new_tokens, "Tokens to generate at most")->capture_default_str();
@@ -145,7 +163,12 @@ void register_generate(CLI::App& app, const GlobalOptions&, CommandList& command
   cmd->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
   cmd->add_option("--dtype", o->dtype, "Weights dtype: float32, bfloat16 (default: as stored)");
   cmd->add_flag("--stats", o->stats, "Print speed and memory as JSON to stderr");
-  commands.push_back({cmd, [o]() { return run_generate(*o); }});
+  cmd->add_flag("--allow-nonfinite", o->allow_nonfinite, "Load weights that hold NaN or Inf (refused otherwise)");
+  commands.push_back({cmd, [o, prompt, prompt_file]() {
+                        o->prompt_given = prompt->count() > 0;
+                        o->prompt_file_given = prompt_file->count() > 0;
+                        return run_generate(*o);
+                      }});
 }
 
 }  // namespace swarmt::cli

@@ -12,6 +12,7 @@
 #include "swarmt/cli/command.h"
 #include "swarmt/core/blas_check.h"
 #include "swarmt/core/json.h"
+#include "swarmt/core/nonfinite.h"
 #include "swarmt/core/safetensors_set.h"
 #include "swarmt/core/threads.h"
 #include "swarmt/ops/gemm_rate.h"
@@ -124,10 +125,16 @@ int run_model_info(const InfoOptions& opts) {
   }
   Json files = Json::array();
   for (const SafetensorsFile& file : set.files()) files.push_back(fs::path(file.path()).filename().string());
+  // Weights holding NaN or Inf: every other command refuses them (core/nonfinite.h); info shows which.
+  Json nonfinite = Json::array();
+  for (const NonFiniteTensor& t : find_nonfinite_tensors(TensorStore::open(set.path())))
+    nonfinite.push_back({{"name", t.name}, {"file", fs::path(t.file).filename().string()},
+                         {"nonfinite_values", t.bad_values}, {"numel", t.numel}});
 
   Json out = {{"path", opts.path}, {"sharded", set.sharded()}, {"files", files}, {"total_tensors", set.size()},
               {"total_parameters", parameters}, {"total_bytes", bytes}, {"metadata", set.metadata()}};
   if (set.sharded()) out["index_metadata"] = set.index_metadata();
+  out["nonfinite_tensors"] = nonfinite;
   std::error_code ec;
   if (fs::is_directory(opts.path, ec)) {
     const fs::path dir(opts.path);
@@ -161,6 +168,9 @@ int run_model_info(const InfoOptions& opts) {
   }
   text << "total: " << with_separators(set.size()) << " tensors, " << with_separators(parameters) << " parameters, "
        << with_separators(bytes) << " bytes\n";
+  for (const Json& t : nonfinite)
+    text << "WARNING: tensor " << t["name"].get<std::string>() << " holds " << t["nonfinite_values"].get<int64_t>()
+         << " NaN or infinite values (of " << t["numel"].get<int64_t>() << "): the weights are broken\n";
   if (!set.metadata().empty()) text << "metadata: " << render_fields(out["metadata"]) << "\n";
   if (out.contains("config")) text << "config.json: " << render_fields(out["config"]) << "\n";
   if (out.contains("armt_config")) text << "armt_config.json: " << render_fields(out["armt_config"]) << "\n";

@@ -2,6 +2,7 @@
 #include <c10/util/Exception.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <new>
 
@@ -13,9 +14,43 @@
 
 namespace {
 
+// "<path>: Too many levels of symbolic links": a file system error is about a path the user gave (a
+// symlink loop, a permission, a file where a directory belongs), so it is bad input naming the path.
+std::string describe_filesystem_error(const std::filesystem::filesystem_error& e) {
+  std::string paths = e.path1().string();
+  if (!e.path2().empty()) paths += ", " + e.path2().string();
+  return (paths.empty() ? std::string("file system") : paths) + ": " + e.code().message();
+}
+
+// --threads: 1 .. max_thread_count(). Zero and negative counts used to be accepted silently.
+CLI::Validator thread_count_check() {
+  const int most = swarmt::max_thread_count();
+  const std::string range = "1.." + std::to_string(most);
+  return CLI::Validator(
+      [most](std::string& text) -> std::string {
+        long long n = 0;
+        size_t used = 0;
+        try {
+          n = std::stoll(text, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == 0 || used != text.size() || n < 1 || n > most)
+          return "'" + text + "' is not a thread count in 1.." + std::to_string(most) + " (" +
+                 std::to_string(swarmt::kThreadsPerCore) + " per core of the " +
+                 std::to_string(swarmt::available_cores()) + " this process may use)";
+        return "";
+      },
+      range, "thread count");
+}
+
 int run_guarded(const std::function<int()>& run) {
   try {
     return run();
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::fflush(stdout);
+    std::cerr << "error: " << describe_filesystem_error(e) << std::endl;
+    return 2;
   } catch (const swarmt::Error& e) {
     std::fflush(stdout);
     std::cerr << "error: " << e.what() << std::endl;
@@ -49,7 +84,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "swarmt " SWARMT_VERSION);
   swarmt::cli::GlobalOptions globals;
   globals.argv.assign(argv, argv + argc);
-  app.add_option("--threads", globals.threads, "Intra-op threads (default: all cores)");
+  app.add_option("--threads", globals.threads, "Intra-op threads (default: all cores)")->check(thread_count_check());
   app.add_flag("-q,--quiet", globals.quiet, "No progress bars or informational output");
 
   swarmt::cli::CommandList commands;

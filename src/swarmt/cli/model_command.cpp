@@ -12,7 +12,9 @@
 #include "swarmt/core/error.h"
 #include "swarmt/core/json.h"
 #include "swarmt/core/markdown_table.h"
+#include "swarmt/core/output_directory.h"
 #include "swarmt/data/source_factory.h"
+#include "swarmt/models/model_footprint.h"
 #include "swarmt/models/model_io.h"
 #include "swarmt/models/registry.h"
 #include "swarmt/models/swax_summary.h"
@@ -114,6 +116,8 @@ int run_init(const InitOptions& o) {
   const Json config = read_json_file(o.config);
   SWARMT_CHECK_INPUT(!fs::exists(o.out + "/model.safetensors") || o.force, o.out,
                      ": already holds a model (pass --force to replace it)");
+  // The same check as `swarmt train`, before a single weight is allocated.
+  models::check_model_fits(config, o.config);
   torch::manual_seed(o.seed);
   auto model = models::create_model(config, o.config);
   models::ModelAssets assets;
@@ -124,7 +128,10 @@ int run_init(const InitOptions& o) {
     assets.tokenizer_json = tok.tokenizer_json;
     assets.tokenizer_config_json = tok.tokenizer_config_json;
   }
-  models::save_model(*model, o.out, assets);
+  // A new directory appears complete or not at all; an existing one is written in place, locked.
+  OutputDirectory out(o.out, "--out");
+  models::save_model(*model, out.path(), assets);
+  out.commit();
   std::cout << o.out << ": " << model->model_type() << ", " << model->num_parameters() << " parameters\n";
   return 0;
 }

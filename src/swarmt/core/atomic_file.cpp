@@ -155,4 +155,25 @@ void AtomicDirectory::commit() {
   if (replacing) remove_quietly(old_path);
 }
 
+void AtomicDirectory::commit_as_new() {
+  SWARMT_CHECK(!committed_, "AtomicDirectory::commit_as_new called twice");
+  fsync_tree(temp_path_);
+  kill_point("atomic_directory.synced_not_renamed");
+  // rename(2) replaces an empty directory, and fails on a non-empty one (ENOTEMPTY or EEXIST) and on a
+  // file (ENOTDIR): the check and the rename cannot both be passed by two writers of the same target.
+  std::error_code ec;
+  const fs::file_status status = fs::symlink_status(target_, ec);
+  bool taken = fs::exists(status) && !(fs::is_directory(status) && fs::is_empty(target_, ec));
+  if (!taken && ::rename(temp_path_.c_str(), target_.c_str()) != 0) {
+    const int why = errno;
+    taken = why == ENOTEMPTY || why == EEXIST || why == ENOTDIR || why == EISDIR;
+    SWARMT_CHECK_INPUT(taken, target_, ": cannot rename ", temp_path_, " into place (", std::strerror(why), ")");
+  }
+  SWARMT_CHECK_INPUT(!taken, target_, ": appeared while this command was writing it (another process wrote the same "
+                     "output?); it was left as it is, and this command's output was discarded");
+  committed_ = true;
+  kill_point("atomic_directory.renamed_not_synced");
+  fsync_path(parent_of(target_));
+}
+
 }  // namespace swarmt

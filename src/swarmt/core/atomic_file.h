@@ -68,6 +68,10 @@ class AtomicDirectory {
   const std::string& target() const { return target_; }
 
   void commit();
+  // Like commit(), but never replaces anything: when something appeared under the target name since
+  // (another process wrote the same output), BadInput naming the target; that output is left as it is
+  // and the temporary directory is removed. An empty directory under the target name is replaced.
+  void commit_as_new();
   bool committed() const { return committed_; }
 
  private:

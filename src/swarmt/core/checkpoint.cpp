@@ -1,14 +1,14 @@
 #include "swarmt/core/checkpoint.h"
 #include "swarmt/core/remove_tree.h"
 
-#include <signal.h>
-
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 
+#include "swarmt/core/dead_writers.h"
 #include "swarmt/core/error.h"
 #include "swarmt/core/json.h"
 #include "swarmt/core/kill_point.h"
@@ -24,17 +24,6 @@ void check_file_name(const std::string& name, const std::string& where) {
   bool ok = !name.empty() && name.front() != '/' && name.back() != '/' && name.find('\0') == std::string::npos;
   for (const auto& part : fs::path(name)) ok = ok && part != ".." && part != "." && !part.empty();
   SWARMT_CHECK_INPUT(ok, where, ": invalid file name \"", name, "\" (must be a relative path inside the checkpoint)");
-}
-
-// The pid inside a temporary name ".checkpoint-00000200.tmp-<pid>-<n>", or -1.
-long writer_pid_of_temp(const std::string& name) {
-  for (const char* tag : {".tmp-", ".old-"}) {
-    auto pos = name.find(tag);
-    if (pos == std::string::npos) continue;
-    long pid = -1;
-    if (std::sscanf(name.c_str() + pos + 5, "%ld-", &pid) == 1) return pid;
-  }
-  return -1;
 }
 
 bool is_checkpoint_temp(const std::string& name) {
@@ -121,7 +110,7 @@ std::string CheckpointWriter::commit() {
 
 // ------------------------------------------------------------------------------------------- reading
 
-CheckpointManifest verify_checkpoint(const std::string& dir, VerifyLevel level) {
+CheckpointManifest verify_checkpoint(const std::string& dir, VerifyLevel level, const RequiredFiles& required_files) {
   std::error_code ec;
   SWARMT_CHECK_INPUT(fs::is_directory(dir, ec), dir, ": not a checkpoint directory (does not exist)");
   const std::string manifest_path = (fs::path(dir) / kCheckpointManifest).string();
@@ -151,6 +140,18 @@ CheckpointManifest verify_checkpoint(const std::string& dir, VerifyLevel level) 
     entry.sha256 = file.get_string("sha256");
     SWARMT_CHECK_INPUT(entry.sha256.size() == 64, file.describe("sha256"), " must be 64 hexadecimal digits");
     manifest.files[name] = entry;
+  }
+  SWARMT_CHECK_INPUT(!manifest.files.empty(), manifest_path, ": lists no files (a checkpoint without files cannot "
+                     "be verified)");
+  for (const std::string& name : required_files)
+    SWARMT_CHECK_INPUT(manifest.files.count(name) > 0, manifest_path, ": does not list ", name,
+                       ", which every checkpoint must hold");
+  const fs::path checkpoint_root(dir);
+  for (const auto& entry : fs::recursive_directory_iterator(checkpoint_root)) {
+    if (entry.is_directory()) continue;
+    const std::string name = entry.path().lexically_relative(checkpoint_root).generic_string();
+    SWARMT_CHECK_INPUT(name == kCheckpointManifest || manifest.files.count(name) > 0, entry.path().string(),
+                       ": not listed in ", kCheckpointManifest, " (added after the checkpoint was written)");
   }
   // Check every file's presence and size before hashing anything: those are the cheap, common failures.
   for (const auto& [name, entry] : manifest.files) {
@@ -182,11 +183,12 @@ std::vector<CheckpointStatus> list_checkpoints(const std::string& run_dir) {
   return out;
 }
 
-std::vector<CheckpointStatus> check_checkpoints(const std::string& run_dir, VerifyLevel level) {
+std::vector<CheckpointStatus> check_checkpoints(const std::string& run_dir, VerifyLevel level,
+                                                const RequiredFiles& required_files) {
   std::vector<CheckpointStatus> out = list_checkpoints(run_dir);
   for (CheckpointStatus& status : out) {
     try {
-      verify_checkpoint(status.path, level);
+      verify_checkpoint(status.path, level, required_files);
       status.valid = true;
     } catch (const Error& e) {
       status.problem = e.what();
@@ -195,7 +197,8 @@ std::vector<CheckpointStatus> check_checkpoints(const std::string& run_dir, Veri
   return out;
 }
 
-std::optional<CheckpointStatus> latest_valid_checkpoint(const std::string& run_dir, std::vector<std::string>* warnings) {
+std::optional<CheckpointStatus> latest_valid_checkpoint(const std::string& run_dir, std::vector<std::string>* warnings,
+                                                        const RequiredFiles& required_files) {
   auto warn = [&](const std::string& line) {
     if (warnings) warnings->push_back(line);
   };
@@ -204,7 +207,7 @@ std::optional<CheckpointStatus> latest_valid_checkpoint(const std::string& run_d
   std::vector<CheckpointStatus> all = list_checkpoints(run_dir);
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
     try {
-      verify_checkpoint(it->path, VerifyLevel::Full);
+      verify_checkpoint(it->path, VerifyLevel::Full, required_files);
       it->valid = true;
       return *it;
     } catch (const Error& e) {
@@ -215,13 +218,17 @@ std::optional<CheckpointStatus> latest_valid_checkpoint(const std::string& run_d
   return std::nullopt;
 }
 
-std::vector<std::string> prune_checkpoints(const std::string& run_dir, int keep_last, std::vector<std::string>* warnings) {
+std::vector<std::string> prune_checkpoints(const std::string& run_dir, int keep_last, std::vector<std::string>* warnings,
+                                           const RequiredFiles& required_files) {
   SWARMT_CHECK_INPUT(keep_last >= 1, run_dir, ": the number of checkpoints to keep must be at least 1 (got ", keep_last, ")");
   std::vector<std::string> removed;
-  std::vector<CheckpointStatus> all = check_checkpoints(run_dir, VerifyLevel::Sizes);
+  std::vector<CheckpointStatus> all = check_checkpoints(run_dir, VerifyLevel::Sizes, required_files);
   int valid_seen = 0;
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
     if (valid_seen >= keep_last) {
+      if (!it->valid && warnings)
+        warnings->push_back(str_cat("removing broken ", it->path, " (older than the ", keep_last,
+                                    " kept checkpoints): ", it->problem));
       // Renamed out of sight first: a process killed during the removal must not leave a half-deleted
       // checkpoint under its final name. The hidden leftover is removed by a later prune.
       const std::string doomed = sibling_temp_path(it->path, "old");
@@ -235,14 +242,23 @@ std::vector<std::string> prune_checkpoints(const std::string& run_dir, int keep_
       warnings->push_back(str_cat("keeping broken ", it->path, " for inspection: ", it->problem));
     }
   }
-  for (const std::string& temp : leftover_temp_dirs(run_dir)) {
-    const long pid = writer_pid_of_temp(fs::path(temp).filename().string());
-    const bool writer_gone = pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
-    if (!writer_gone) continue;
-    remove_tree(temp);
-    removed.push_back(temp);
-  }
+  for (const std::string& temp : remove_leftovers_of_dead_writers(run_dir, {".checkpoint-"})) removed.push_back(temp);
   return removed;
+}
+
+std::string set_aside_broken_checkpoint(const std::string& checkpoint_dir) {
+  const fs::path source(checkpoint_dir);
+  const fs::path broken_dir = source.parent_path() / "broken";
+  std::error_code ec;
+  fs::create_directories(broken_dir, ec);
+  SWARMT_CHECK_INPUT(!ec, broken_dir.string(), ": cannot create (", ec.message(), ")");
+  fs::path target = broken_dir / source.filename();
+  for (int n = 2; fs::exists(fs::symlink_status(target, ec)); ++n)
+    target = broken_dir / (source.filename().string() + "." + std::to_string(n));
+  SWARMT_CHECK_INPUT(::rename(checkpoint_dir.c_str(), target.c_str()) == 0, checkpoint_dir, ": cannot move it to ",
+                     target.string(), " (", std::strerror(errno), ")");
+  fsync_path(source.parent_path().string());
+  return target.string();
 }
 
 }  // namespace swarmt

@@ -70,9 +70,16 @@ struct CheckpointManifest {
 // Sizes: manifest valid and every listed file present with its size (cheap). Full: also sha256.
 enum class VerifyLevel { Sizes, Full };
 
+// The files a reader of the checkpoint opens (the trainer's: model, optimizer, trainer state). A manifest
+// that does not list one of them cannot vouch for it, however well the listed files verify.
+using RequiredFiles = std::vector<std::string>;
+
 // Checks a checkpoint directory against its manifest; returns the manifest, or throws BadInput naming
 // the file and the problem ("<dir>/optimizer.safetensors: sha256 mismatch (file changed or truncated)").
-CheckpointManifest verify_checkpoint(const std::string& dir, VerifyLevel level = VerifyLevel::Full);
+// Verification cannot pass vacuously: the manifest must list at least one file, every file of
+// `required_files`, and every file in the directory (a file it does not list was put there afterwards).
+CheckpointManifest verify_checkpoint(const std::string& dir, VerifyLevel level = VerifyLevel::Full,
+                                     const RequiredFiles& required_files = {});
 
 struct CheckpointStatus {
   int64_t step = 0;
@@ -86,18 +93,27 @@ struct CheckpointStatus {
 std::vector<CheckpointStatus> list_checkpoints(const std::string& run_dir);
 
 // Every checkpoint of the run, verified at `level`.
-std::vector<CheckpointStatus> check_checkpoints(const std::string& run_dir, VerifyLevel level);
+std::vector<CheckpointStatus> check_checkpoints(const std::string& run_dir, VerifyLevel level,
+                                                const RequiredFiles& required_files = {});
 
 // The newest checkpoint that passes full verification. Newer ones that fail are skipped, each adding a
 // warning line ("skipping <dir>: <problem>") to `warnings`, as do leftovers of interrupted writes.
 std::optional<CheckpointStatus> latest_valid_checkpoint(const std::string& run_dir,
-                                                        std::vector<std::string>* warnings = nullptr);
+                                                        std::vector<std::string>* warnings = nullptr,
+                                                        const RequiredFiles& required_files = {});
 
 // Keeps the newest `keep_last` (>= 1) checkpoints that pass size verification and removes every
 // checkpoint older than the oldest of those; broken checkpoints newer than it are left for inspection
-// (and reported in `warnings`). Also removes leftover temporary directories of writers that are no longer
-// running. Call it after a new checkpoint was committed. Returns the removed paths.
+// (and reported in `warnings`), and a broken one that is removed is reported too. Also removes leftover
+// temporary directories of writers that are no longer running. Call it after a new checkpoint was
+// committed. Returns the removed paths.
 std::vector<std::string> prune_checkpoints(const std::string& run_dir, int keep_last,
-                                           std::vector<std::string>* warnings = nullptr);
+                                           std::vector<std::string>* warnings = nullptr,
+                                           const RequiredFiles& required_files = {});
+
+// Moves a checkpoint that failed verification out of the way, to <run_dir>/broken/<name> (or
+// <name>.2, .3, ... when that is taken), so that a run continuing without it neither overwrites nor
+// deletes it. Returns the new path.
+std::string set_aside_broken_checkpoint(const std::string& checkpoint_dir);
 
 }  // namespace swarmt

@@ -1,6 +1,7 @@
 #include "swarmt/core/json.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -11,6 +12,9 @@
 namespace swarmt {
 
 std::string read_text_file(const std::string& path) {
+  // A directory opens as an empty stream on Linux: it would read as an empty file.
+  std::error_code ec;
+  SWARMT_CHECK_INPUT(!std::filesystem::is_directory(path, ec), path, ": is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
   SWARMT_CHECK_INPUT(in.good(), path, ": cannot open file for reading");
   std::ostringstream ss;
@@ -51,6 +55,23 @@ size_t json_nesting_depth(const std::string& text) {
   return deepest;
 }
 
+// nlohmann quotes the bytes it stopped at ("last read: '"\xff'"): raw bytes of a file that is not UTF-8
+// would make the message itself invalid text. Bytes outside printable ASCII are shown as \xNN.
+std::string printable_ascii(const std::string& text) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : text) {
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Json parse_json(const std::string& text, const std::string& source) {
@@ -65,7 +86,7 @@ Json parse_json(const std::string& text, const std::string& source) {
     std::string msg = e.what();
     auto pos = msg.find("] ");
     if (pos != std::string::npos) msg = msg.substr(pos + 2);
-    throw_input_error(source, ": not valid JSON: ", msg);
+    throw_input_error(source, ": not valid JSON: ", printable_ascii(msg));
   }
 }
 

@@ -62,12 +62,16 @@ int64_t available_memory_bytes() {
   return available;
 }
 
-std::string format_bytes(int64_t bytes) {
-  const double b = static_cast<double>(bytes);
+std::string format_bytes(int64_t bytes) { return format_bytes(static_cast<double>(bytes)); }
+
+std::string format_bytes(double b) {
+  const double tib = 1024.0 * 1024 * 1024 * 1024;
   std::ostringstream out;
-  out.precision(b >= 10.0 * (1 << 30) ? 0 : 1);
+  out.precision(b >= 10.0 * (1 << 30) && b < tib ? 0 : 1);
   out << std::fixed;
-  if (b >= 1024.0 * 1024 * 1024) out << b / (1024.0 * 1024 * 1024) << " GiB";
+  if (b >= 1024 * tib) out.precision(0);
+  if (b >= tib) out << b / tib << " TiB";
+  else if (b >= 1024.0 * 1024 * 1024) out << b / (1024.0 * 1024 * 1024) << " GiB";
   else if (b >= 1024.0 * 1024) out << b / (1024.0 * 1024) << " MiB";
   else out << b / 1024.0 << " KiB";
   return out.str();
@@ -78,6 +82,18 @@ void check_memory_fits(int64_t needed_bytes, const std::string& what, const std:
   if (available < 0 || needed_bytes <= available) return;
   throw_input_error(what, " needs about ", format_bytes(needed_bytes), " of memory but only ", format_bytes(available),
                     " is available", what_fits.empty() ? "" : "; " + what_fits);
+}
+
+void check_count_fits(int64_t count, double bytes_each, const std::string& option, const std::string& unit,
+                      const std::string& what_fits) {
+  SWARMT_CHECK_INPUT(count >= 1, option, ": ", count, " must be positive");
+  const double needed = static_cast<double>(count) * bytes_each;
+  const int64_t available = available_memory_bytes();
+  if (available < 0 || needed <= static_cast<double>(available)) return;
+  const std::string each = bytes_each < 1024 ? str_cat(static_cast<int64_t>(bytes_each), " B") : format_bytes(bytes_each);
+  throw_input_error(option, ": ", count, " ", unit, count == 1 ? "" : "s", " need about ", format_bytes(needed),
+                    " of memory (", each, " per ", unit, ") but only ", format_bytes(available), " is available",
+                    what_fits.empty() ? "" : "; " + what_fits);
 }
 
 }  // namespace swarmt

@@ -18,6 +18,8 @@ int available_cores() {
   return hw > 0 ? static_cast<int>(hw) : 1;
 }
 
+int max_thread_count() { return kThreadsPerCore * available_cores(); }
+
 namespace {
 
 // OpenBLAS keeps its own thread pool (as many threads as cores), which at::set_num_threads does not

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "swarmt/core/error.h"
+#include "swarmt/core/memory_budget.h"
 
 namespace swarmt::data {
 
@@ -110,6 +111,8 @@ int64_t parse_token_count(const std::string& text, const std::string& option) {
   SWARMT_CHECK_INPUT(ok, option, ": '", text, "' is not a token count (e.g. 4096, 4k)");
   const int64_t value = std::stoll(digits) * scale;
   SWARMT_CHECK_INPUT(value > 0 && value <= (int64_t{1} << 32), option, ": '", text, "' must be in [1, 4G] tokens");
+  // An example of `value` tokens is built in memory (its text and the ids counting it) before it is written.
+  check_count_fits(value, static_cast<double>(kMinBytesPerContextToken), option, "token", "choose shorter lengths");
   return value;
 }
 
@@ -129,7 +132,10 @@ std::vector<std::string> split_on(const std::string& text, char sep) {
 }  // namespace
 
 std::vector<LengthBucket> default_length_buckets(int64_t segment_length) {
-  SWARMT_CHECK_INPUT(segment_length > 0, "segment length must be positive (got ", segment_length, ")");
+  SWARMT_CHECK_INPUT(segment_length > 0 && segment_length <= (int64_t{1} << 26), "--segment-length: ", segment_length,
+                     " is not a segment length in [1, 64M] tokens");
+  check_count_fits(64 * segment_length, static_cast<double>(kMinBytesPerContextToken), "--segment-length", "token",
+                   "the longest bucket (ood) is 64 segments long; choose a shorter segment length");
   const int64_t s = segment_length;
   return {{"in", 2 * s, 8 * s}, {"long", 16 * s, 32 * s}, {"ood", 64 * s, 64 * s}};
 }

@@ -50,6 +50,9 @@ std::shared_ptr<const DataSource> make_data_source(const JsonView& v, const Text
     auto file = std::make_shared<const TokenFile>(TokenFile::open(v.get_string("path")));
     SWARMT_CHECK_INPUT(file->vocab_size() <= tokenizer.tokenizer.vocab_size(), v.describe("path"), ": token file vocabulary (",
                        file->vocab_size(), ") is larger than the model tokenizer's (", tokenizer.tokenizer.vocab_size(), ")");
+    // The sidecar's vocab_size is only a claim: an id beyond it would reach the embedding as "index out of
+    // range", after the run had started writing. One scan now, naming the file and the offset.
+    file->validate_tokens();
     return std::make_shared<TokenFileSource>(file, sequence_length, static_cast<uint64_t>(v.get_int("seed", seed)));
   }
   if (type == "synthetic") return std::make_shared<SyntheticSource>(v, tokenizer.tokenizer, tokenizer.ids, sequence_length, seed, planned_samples);

@@ -5,7 +5,9 @@
 #include <memory>
 #include <optional>
 
+#include "swarmt/core/dead_writers.h"
 #include "swarmt/core/error.h"
+#include "swarmt/core/run_lock.h"
 #include "swarmt/core/random.h"
 #include "swarmt/core/sha256.h"
 #include "swarmt/data/text_corpus.h"
@@ -50,6 +52,19 @@ PrepareSummary prepare_token_files(const PrepareOptions& options, const TextToke
   const auto out_dir = std::filesystem::path(options.out_prefix).parent_path();
   SWARMT_CHECK_INPUT(out_dir.empty() || std::filesystem::is_directory(out_dir), "--out ", options.out_prefix,
                      ": directory ", out_dir.string(), " does not exist");
+  const std::string name = std::filesystem::path(options.out_prefix).filename().string();
+  SWARMT_CHECK_INPUT(!name.empty() && name != "." && name != "..", "--out ", options.out_prefix,
+                     ": give a file name prefix (PREFIX.tokens, PREFIX.json are written), not a directory");
+  for (const std::string& output : {options.out_prefix + ".tokens", options.out_prefix + ".json",
+                                    options.out_prefix + "-validation.tokens", options.out_prefix + "-validation.json"})
+    SWARMT_CHECK_INPUT(!std::filesystem::is_directory(output), "--out ", options.out_prefix, ": ", output,
+                       " is a directory");
+  // One writer per output prefix for the rest of the run; then the temporary files of earlier runs that
+  // were killed (".tmp-<pid>" of a process that is gone) are removed.
+  const std::string dir = out_dir.empty() ? std::string(".") : out_dir.string();
+  const RunLock lock = RunLock::acquire_file(dir + "/." + name + ".lock", "--out " + options.out_prefix);
+  remove_leftovers_of_dead_writers(dir, {name + ".tokens.tmp-", name + ".json.tmp-", name + "-validation.tokens.tmp-",
+                                         name + "-validation.json.tmp-"});
 
   const Json info = {{"spec", options.tokenizer_spec},
                      {"vocab_size", tokenizer.tokenizer.vocab_size()},

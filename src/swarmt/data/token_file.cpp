@@ -96,8 +96,9 @@ int64_t TokenFile::document_of(int64_t i) const {
 
 void TokenFile::validate_tokens() const {
   for (int64_t i = 0; i < num_tokens_; ++i)
-    SWARMT_CHECK_INPUT(static_cast<int64_t>(data_[i]) < vocab_size_, tokens_path_, ": token ", i, " is ", data_[i],
-                       ", outside the vocabulary of ", vocab_size_);
+    SWARMT_CHECK_INPUT(static_cast<int64_t>(data_[i]) < vocab_size_, tokens_path_, ": the token at offset ", i,
+                       " (byte ", 4 * i, ") is ", data_[i], ", outside the vocabulary of ", vocab_size_,
+                       " ids (vocab_size in ", token_sidecar_path(tokens_path_), ")");
 }
 
 TokenFileWriter::TokenFileWriter(const std::string& prefix, int64_t vocab_size, Json tokenizer_info)
@@ -135,20 +136,28 @@ void TokenFileWriter::commit() {
             {"document_offsets", offsets_}};
   const std::string tokens_path = prefix_ + ".tokens", sidecar = prefix_ + ".json";
   const std::string tmp_sidecar = sidecar + ".tmp-" + std::to_string(getpid());
-  {
+  try {
     int fd = ::open(tmp_sidecar.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     SWARMT_CHECK_INPUT(fd >= 0, tmp_sidecar, ": cannot create: ", std::strerror(errno));
     std::string text = meta.dump() + "\n";
-    write_all(fd, text.data(), text.size(), tmp_sidecar);
+    try {
+      write_all(fd, text.data(), text.size(), tmp_sidecar);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
     ::fsync(fd);
     ::close(fd);
+    // Data first, sidecar last: a reader never sees a sidecar whose data file is missing or stale, because
+    // the size check ties the two together.
+    SWARMT_CHECK_INPUT(std::rename(tmp_tokens_.c_str(), tokens_path.c_str()) == 0, tokens_path, ": rename failed: ",
+                       std::strerror(errno));
+    SWARMT_CHECK_INPUT(std::rename(tmp_sidecar.c_str(), sidecar.c_str()) == 0, sidecar, ": rename failed: ",
+                       std::strerror(errno));
+  } catch (...) {
+    std::remove(tmp_sidecar.c_str());  // a failed commit leaves no temporary file (the destructor removes the data)
+    throw;
   }
-  // Data first, sidecar last: a reader never sees a sidecar whose data file is missing or stale, because
-  // the size check ties the two together.
-  SWARMT_CHECK_INPUT(std::rename(tmp_tokens_.c_str(), tokens_path.c_str()) == 0, tokens_path, ": rename failed: ",
-                     std::strerror(errno));
-  SWARMT_CHECK_INPUT(std::rename(tmp_sidecar.c_str(), sidecar.c_str()) == 0, sidecar, ": rename failed: ",
-                     std::strerror(errno));
   committed_ = true;
 }
 

@@ -1,6 +1,7 @@
 #include "swarmt/eval/decode.h"
 
 #include "swarmt/core/error.h"
+#include "swarmt/core/memory_budget.h"
 #include "swarmt/infer/generate.h"
 
 namespace swarmt::eval {
@@ -24,6 +25,18 @@ Answer greedy_answer(const infer::LoadedModel& model, const std::string& prompt,
   auto ids32 = model.tokenizer().encode(prompt, /*add_special_tokens=*/true);
   std::vector<int64_t> ids(ids32.begin(), ids32.end());
   return greedy_answer_ids(model, ids, max_new_tokens);
+}
+
+void check_context_lengths(const infer::LoadedModel& model, const std::vector<int64_t>& lengths,
+                           const std::string& option) {
+  SWARMT_CHECK_INPUT(!lengths.empty(), option, ": no length given");
+  for (int64_t length : lengths)
+    check_count_fits(length, static_cast<double>(kMinBytesPerContextToken), option, "token",
+                     "choose shorter lengths");
+  auto stream = model.new_stream();
+  for (int64_t length : lengths)
+    infer::check_context_fits(stream->state_bytes(), stream->state_bytes_after(length), length,
+                              str_cat(option, ": a context of ", length, " tokens"));
 }
 
 void stream_logits(const infer::LoadedModel& model, const at::Tensor& tokens, int64_t chunk,

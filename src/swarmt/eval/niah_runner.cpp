@@ -30,6 +30,7 @@ EvalRun run_niah(const infer::LoadedModel& model, const NiahRunOptions& options,
   SWARMT_CHECK_INPUT(!options.lengths.empty(), "--lengths: no length given");
   SWARMT_CHECK_INPUT(options.samples > 0, "--samples must be positive");
   for (double d : options.depths) SWARMT_CHECK_INPUT(d >= 0 && d <= 100, "--depths: ", d, " is not in [0, 100]");
+  check_context_lengths(model, options.lengths, "--lengths");
   const auto& tok = model.tokenizer();
   data::TokenCounter counter = [&tok](const std::string& text) {
     return static_cast<int64_t>(tok.encode(text, /*add_special_tokens=*/true).size());

@@ -24,11 +24,13 @@ Json PerplexityResult::to_json() const {
 
 PerplexityResult run_perplexity(const infer::LoadedModel& model, const PerplexityOptions& o) {
   SWARMT_CHECK_INPUT(o.length >= 2 && o.windows > 0 && o.chunk > 0, "ppl: --length >= 2, --windows > 0, --chunk > 0");
+  check_context_lengths(model, {o.length}, "--length");
   auto file = data::TokenFile::open(o.token_file);
   SWARMT_CHECK_INPUT(file.num_tokens() > o.length, o.token_file, ": has ", file.num_tokens(),
                      " tokens, fewer than one window of ", o.length + 1);
   SWARMT_CHECK_INPUT(file.vocab_size() <= model.model()->vocab_size(), o.token_file, ": vocabulary (", file.vocab_size(),
                      ") is larger than the model's (", model.model()->vocab_size(), ")");
+  file.validate_tokens();  // ids beyond the sidecar's vocab_size would fail inside the embedding, naming nothing
   // Bucket boundaries.
   std::vector<int64_t> edges{0};
   if (o.bucket_size > 0) {

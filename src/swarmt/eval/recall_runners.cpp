@@ -15,6 +15,7 @@ namespace swarmt::eval {
 EvalRun run_passkey(const infer::LoadedModel& model, const PasskeyRunOptions& options,
                     std::vector<LengthResources>* resources) {
   SWARMT_CHECK_INPUT(!options.lengths.empty() && options.samples > 0, "passkey: give lengths and a positive --samples");
+  check_context_lengths(model, options.lengths, "--lengths");
   const auto& tok = model.tokenizer();
   data::TokenCounter counter = [&tok](const std::string& text) {
     return static_cast<int64_t>(tok.encode(text, true).size());
@@ -80,6 +81,8 @@ EvalRun run_mqar(const infer::LoadedModel& model, const MqarRunOptions& options)
   SWARMT_CHECK_INPUT(options.vocab_begin >= 0 && options.vocab_end <= vocab && options.vocab_end - options.vocab_begin >= 8,
                      "mqar: the id range [", options.vocab_begin, ", ", options.vocab_end,
                      ") must hold at least 8 ids inside the model vocabulary (", vocab, ")");
+  SWARMT_CHECK_INPUT(options.samples > 0, "--samples must be positive");
+  check_context_lengths(model, options.lengths, "--lengths");
   EvalRun run;
   run.metadata = {{"task", "mqar"}, {"model", model.dir()}, {"model_description", model.describe()},
                   {"seed", options.seed}, {"samples_per_cell", options.samples},

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "swarmt/core/error.h"
+#include "swarmt/core/memory_budget.h"
 #include "swarmt/models/model_io.h"
 
 namespace fs = std::filesystem;
@@ -16,6 +17,12 @@ LoadedModel LoadedModel::load(const std::string& dir, const InferenceOptions& op
   models::LoadOptions load_options;
   load_options.device = options.device;
   load_options.dtype = options.dtype;
+  load_options.allow_nonfinite = options.allow_nonfinite;
+  // Before loading anything: a window sizes the KV ring every sliding layer allocates per stream.
+  SWARMT_CHECK_INPUT(options.window >= 0 && options.window <= kMaxAttentionWindow, "--window: ", options.window,
+                     " is not a window in 1..", kMaxAttentionWindow, " tokens (0: the model's own)");
+  SWARMT_CHECK_INPUT(options.prefill_chunk >= 1 && options.prefill_chunk <= kMaxAttentionWindow, "--prefill-chunk: ",
+                     options.prefill_chunk, " is not a chunk size in 1..", kMaxAttentionWindow, " tokens");
   m.model_ = models::load_model(dir, load_options);
   if (options.window > 0) {
     SWARMT_CHECK_INPUT(m.model_->inference_window() > 0, "--window: ", dir, " has no sliding-window layers");

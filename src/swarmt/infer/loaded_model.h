@@ -18,6 +18,7 @@ struct InferenceOptions {
   std::optional<at::ScalarType> dtype;  // nullopt: as stored
   int64_t window = 0;                   // > 0: override the inference window of sliding layers
   int64_t prefill_chunk = 1024;
+  bool allow_nonfinite = false;         // load weights holding NaN or ±Inf (models::LoadOptions)
 };
 
 class LoadedModel {

@@ -4,6 +4,7 @@
 
 #include "swarmt/core/atomic_file.h"
 #include "swarmt/core/error.h"
+#include "swarmt/core/nonfinite.h"
 #include "swarmt/core/safetensors_torch.h"
 
 namespace fs = std::filesystem;
@@ -74,6 +75,7 @@ std::shared_ptr<ArmtModel> load_armt_adapter(const std::string& dir, const LoadO
   const std::string weights = (fs::path(dir) / kArmtWeightsFile).string();
   SWARMT_CHECK_INPUT(fs::exists(weights), dir, ": no ", kArmtWeightsFile);
   TensorStore store = TensorStore::open(weights);
+  if (!options.allow_nonfinite) check_weights_finite(store);
   model->load_adapter_tensors([&](const std::string& name) { return store.has(name) ? store.get(name) : at::Tensor(); },
                               store.path());
   model->eval();

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "swarmt/core/error.h"
+#include "swarmt/core/memory_budget.h"
 
 namespace swarmt::models {
 
@@ -103,7 +104,7 @@ Gemma3Config Gemma3Config::from_json(const Json& json, const std::string& source
   c.rms_norm_eps = read_norm_eps(v, "rms_norm_eps", c.rms_norm_eps);
   c.query_pre_attn_scalar = v.get_number("query_pre_attn_scalar", static_cast<double>(c.head_dim));
   SWARMT_CHECK_INPUT(c.query_pre_attn_scalar > 0, v.describe("query_pre_attn_scalar"), " must be positive");
-  c.sliding_window = v.get_int_in("sliding_window", c.sliding_window, 1, int64_t{1} << 40);
+  c.sliding_window = v.get_int_in("sliding_window", c.sliding_window, 1, kMaxAttentionWindow);
   if (v.has("attn_logit_softcapping")) c.attn_logit_softcapping = v.get_number("attn_logit_softcapping");
   if (v.has("final_logit_softcapping")) c.final_logit_softcapping = v.get_number("final_logit_softcapping");
   c.tie_word_embeddings = root.get_bool("tie_word_embeddings", v.get_bool("tie_word_embeddings", true));

@@ -5,8 +5,10 @@
 #include "swarmt/core/atomic_file.h"
 #include "swarmt/core/error.h"
 #include "swarmt/core/memory_budget.h"
+#include "swarmt/core/nonfinite.h"
 #include "swarmt/core/safetensors_torch.h"
 #include "swarmt/models/armt_io.h"
+#include "swarmt/models/model_footprint.h"
 #include "swarmt/models/registry.h"
 
 namespace fs = std::filesystem;
@@ -60,11 +62,14 @@ std::shared_ptr<CausalLM> load_model(const std::string& dir, const LoadOptions& 
   SWARMT_CHECK_INPUT(fs::exists(config_path), dir, ": no config.json (not a model directory?)");
   Json config = read_json_file(config_path);
   TensorStore store = TensorStore::open(dir);
-  // The model is built in fp32 and then filled: refuse before allocating what cannot fit.
+  // The model is built in fp32 and then filled: refuse before allocating what cannot fit, by the stored
+  // tensors and by what config.json describes (which create_model allocates before any tensor is read).
   int64_t elements = 0;
   for (const auto& name : store.names()) elements += store.set().file_of(name).entry(name).numel();
   check_memory_fits(4 * elements, str_cat("loading ", dir, " (", elements, " parameters)"),
                     "free memory or use a machine with more");
+  check_model_fits(config, config_path);
+  if (!options.allow_nonfinite) check_weights_finite(store);
   auto model = create_model(config, config_path);
   at::ScalarType dtype = options.dtype ? *options.dtype : default_dtype(*model, config, config_path, store);
   model->to(dtype);

@@ -16,6 +16,9 @@ struct LoadOptions {
   // Weights dtype after loading; nullopt keeps the config's dtype (SWAX: torch_dtype, HF models: their
   // stored dtype).
   std::optional<at::ScalarType> dtype;
+  // Load weights holding NaN or ±Inf instead of refusing them (core/nonfinite.h): for looking at a broken
+  // model, never for using one unknowingly.
+  bool allow_nonfinite = false;
 };
 
 // Texts copied next to the weights (empty: not written).

@@ -1,6 +1,7 @@
 #include "swarmt/models/swax_config.h"
 
 #include "swarmt/core/error.h"
+#include "swarmt/core/memory_budget.h"
 
 namespace swarmt::models {
 
@@ -61,7 +62,7 @@ SwaxConfig SwaxConfig::from_json(const Json& json, const std::string& source) {
   SWARMT_CHECK_INPUT(c.head_dim % 2 == 0, v.describe("head_dim"), " must be even (RoPE rotates pairs)");
   c.rope_theta = v.get_number("rope_theta", c.rope_theta);
   SWARMT_CHECK_INPUT(c.rope_theta > 1.0, v.describe("rope_theta"), " must be > 1");
-  c.sliding_window = v.get_int_in("sliding_window", c.sliding_window, 1, int64_t{1} << 40);
+  c.sliding_window = v.get_int_in("sliding_window", c.sliding_window, 1, kMaxAttentionWindow);
 
   c.mlstm_num_heads = v.get_int_in("mlstm_num_heads", c.mlstm_num_heads, 1, 4096);
   c.mlstm_qk_head_dim = v.get_int_in("mlstm_qk_head_dim", std::max<int64_t>(1, c.hidden_size / 2 / c.mlstm_num_heads), 1, kBig);

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "swarmt/core/error.h"
+#include "swarmt/core/memory_budget.h"
 #include "swarmt/ops/attention.h"
 #include "swarmt/ops/attention_blocked.h"
 
@@ -120,6 +121,13 @@ KVCache make_kv_cache(int64_t batch, int64_t kv_heads, int64_t head_dim, int64_t
                      "KV cache: need batch, kv_heads, head_dim >= 1 and capacity >= 0 (got ", batch, ", ", kv_heads,
                      ", ", head_dim, ", ", capacity, ")");
   SWARMT_CHECK_INPUT(at::isFloatingType(dtype), "KV cache: dtype must be floating point, got ", dtype);
+  // A ring is allocated whole when a stream starts: check it against the memory before allocating it.
+  const double ring_bytes = static_cast<double>(capacity) *
+                            (2.0 * static_cast<double>(batch * kv_heads * head_dim) * c10::elementSize(dtype) + 8.0);
+  const int64_t available = available_memory_bytes();
+  SWARMT_CHECK_INPUT(available < 0 || ring_bytes <= static_cast<double>(available), "the KV ring of a sliding-window "
+                     "layer (", capacity, " slots: the window) needs about ", format_bytes(ring_bytes),
+                     " of memory but only ", format_bytes(available), " is available; use a smaller window (--window)");
   KVCache cache;
   cache.capacity = capacity;
   auto options = at::TensorOptions().dtype(dtype).device(device);

@@ -8,8 +8,7 @@
 #include "swarmt/models/registry.h"
 #include "swarmt/train/lm_task.h"
 #include "swarmt/train/memory_check.h"
-#include "swarmt/core/memory_budget.h"
-#include "swarmt/models/swax_summary.h"
+#include "swarmt/models/model_footprint.h"
 
 namespace fs = std::filesystem;
 
@@ -29,12 +28,8 @@ TrainSetup make_lm_training(const Json& config, const std::string& source, at::D
   if (v.has("model")) {
     Json model_config = v.raw("model");
     if (!model_config.contains("model_type")) model_config["model_type"] = "swax";
-    if (model_config["model_type"] == "swax") {
-      // Refuse a model that cannot even be allocated before allocating it (fp32 weights).
-      const auto summary = models::summarize_swax(models::SwaxConfig::from_json(model_config, source + ": field 'model'"), 1);
-      check_memory_fits(4 * summary.total_parameters, str_cat(source, ": the model (", summary.total_parameters,
-                                                              " parameters)"), "choose a smaller model");
-    }
+    // Refuse a model that cannot even be allocated before allocating it (fp32 weights).
+    models::check_model_fits(model_config, source + ": field 'model'");
     model = models::create_model(model_config, source + ": field 'model'");
     if (tokenizer_spec.empty()) tokenizer_spec = "byte";
   } else {

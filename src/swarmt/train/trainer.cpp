@@ -92,8 +92,6 @@ Trainer::Trainer(TrainTask& task, TrainerOptions options, std::string run_dir, b
 
 namespace {
 
-std::string checkpoints_dir(const std::string& run_dir) { return run_dir + "/checkpoints"; }
-
 // Keeps the metrics lines of steps <= `last_step` (resume rewinds the log to the checkpoint).
 void truncate_metrics(const std::string& path, int64_t last_step) {
   std::ifstream in(path);
@@ -151,16 +149,12 @@ void Trainer::save_checkpoint(int64_t completed_steps, AdamW& optimizer, int64_t
   writer.add_file("trainer_state.json", state.dump(2) + "\n");
   writer.commit();
   std::vector<std::string> warnings;
-  prune_checkpoints(checkpoints_dir(run_dir_), static_cast<int>(options_.keep_checkpoints), &warnings);
+  prune_checkpoints(checkpoints_dir(run_dir_), static_cast<int>(options_.keep_checkpoints), &warnings,
+                    kTrainerCheckpointFiles);
   for (const auto& w : warnings) std::cerr << "warning: " << w << std::endl;
 }
 
-int64_t Trainer::load_checkpoint(AdamW& optimizer, int64_t& tokens_seen) {
-  std::vector<std::string> warnings;
-  auto latest = latest_valid_checkpoint(checkpoints_dir(run_dir_), &warnings);
-  for (const auto& w : warnings) std::cerr << "warning: " << w << std::endl;
-  if (!latest) return -1;
-  const std::string dir = latest->path;
+int64_t Trainer::load_checkpoint(const std::string& dir, AdamW& optimizer, int64_t& tokens_seen) {
   Json state = read_json_file(dir + "/trainer_state.json");
   JsonView sv(state, dir + "/trainer_state.json");
   // The model must be the same one the checkpoint was written for.
@@ -180,7 +174,9 @@ int64_t Trainer::load_checkpoint(AdamW& optimizer, int64_t& tokens_seen) {
   return sv.get_int("step");
 }
 
-TrainResult Trainer::run(bool resume) {
+TrainResult Trainer::run(bool resume) { return run(plan_run_start(run_dir_, resume ? StartMode::Resume : StartMode::Fresh)); }
+
+TrainResult Trainer::run(const RunStart& start) {
   const int64_t rank = group_ ? group_->rank() : 0, world = group_ ? group_->world_size() : 1;
   const bool writer = rank == 0;  // the one rank that writes metrics, checkpoints and the model
   SWARMT_CHECK_INPUT(options_.batch_size % (world * options_.grad_accum) == 0, "training.batch_size (",
@@ -190,28 +186,31 @@ TrainResult Trainer::run(bool resume) {
   auto parameters = task_.trainable_parameters();
   SWARMT_CHECK_INPUT(!parameters.empty(), "nothing to train: every parameter is frozen");
   AdamW optimizer(parameters, options_.adamw);
-  const std::string metrics_path = run_dir_ + "/metrics.jsonl";
+  const std::string metrics_path = train::metrics_path(run_dir_);
 
   int64_t start_step = 0, tokens_seen = 0;
-  if (resume) {
-    int64_t loaded = load_checkpoint(optimizer, tokens_seen);
-    // Without a checkpoint (killed before the first one completed) the run restarts at step 0, so the
-    // steps the killed run logged are dropped too.
-    start_step = std::max<int64_t>(loaded, 0);
-    if (writer) truncate_metrics(metrics_path, start_step);
-    if (!quiet_ && writer) {
-      if (loaded >= 0) {
+  if (writer) {
+    for (const auto& w : start.warnings) std::cerr << "warning: " << w << std::endl;
+    // Never overwritten by this run's checkpoints of the same steps, never pruned: moved out of the way.
+    for (const CheckpointStatus& broken : start.broken)
+      std::cerr << "warning: moved broken " << broken.path << " to " << set_aside_broken_checkpoint(broken.path)
+                << " (" << broken.problem << ")" << std::endl;
+  }
+  if (start.checkpoint) start_step = load_checkpoint(start.checkpoint->path, optimizer, tokens_seen);
+  if (writer && start.mode != StartMode::Fresh) {
+    // The log continues after the checkpoint: steps logged after it (or, starting again from step 0,
+    // every step) are dropped, so each step is logged once.
+    truncate_metrics(metrics_path, start_step);
+    if (!quiet_) {
+      if (start.checkpoint) {
         std::cerr << "resuming " << run_dir_ << " from step " << start_step << std::endl;
       } else {
         std::cerr << "no checkpoint in " << checkpoints_dir(run_dir_) << ": starting from step 0" << std::endl;
       }
     }
-  } else {
-    SWARMT_CHECK_INPUT(list_checkpoints(checkpoints_dir(run_dir_)).empty(), run_dir_,
-                       " already holds a training run (checkpoints/); pass --resume to continue it, or choose "
-                       "another --out");
+  } else if (writer) {
     std::error_code ec;
-    if (writer) fs::remove(metrics_path, ec);
+    fs::remove(metrics_path, ec);  // an empty log of a run stopped before its first step
   }
 
   std::ofstream metrics;

@@ -21,6 +21,8 @@
 //   DIR/config.json, model.safetensors, ...   the final model (written at the end)
 //   DIR/checkpoints/checkpoint-00000200/      model.safetensors, optimizer.safetensors,
 //                                             trainer_state.json, manifest.json
+//   DIR/checkpoints/broken/                   checkpoints that failed verification, set aside on resume
+//   DIR/.swarmt.lock                          while a process writes the run (core/run_lock.h)
 //   DIR/metrics.jsonl                         one JSON object per logged step / validation
 //   DIR/train_config.json                     the configuration the run was started with
 #pragma once
@@ -32,6 +34,7 @@
 #include "swarmt/dist/process_group.h"
 #include "swarmt/train/adamw.h"
 #include "swarmt/train/lr_schedule.h"
+#include "swarmt/train/run_start.h"
 #include "swarmt/train/train_task.h"
 
 namespace swarmt::train {
@@ -70,8 +73,11 @@ class Trainer {
  public:
   Trainer(TrainTask& task, TrainerOptions options, std::string run_dir, bool quiet = false);
 
-  // Trains to max_steps. With resume, continues from the latest valid checkpoint of the run directory;
-  // without it, refuses to overwrite a run directory that already holds checkpoints.
+  // Trains to max_steps from where `start` says (train/run_start.h: plan it before writing anything
+  // into the run directory). Only the writing rank sets aside broken checkpoints and rewinds the log.
+  TrainResult run(const RunStart& start);
+  // The same, planned here: with resume, continues from the latest valid checkpoint of the run
+  // directory; without it, refuses to overwrite a run directory that already holds a run.
   TrainResult run(bool resume);
 
   // Trains data-parallel over `group` (not owned; outlives run()). Without it, one process.
@@ -84,7 +90,7 @@ class Trainer {
 
  private:
   void save_checkpoint(int64_t completed_steps, AdamW& optimizer, int64_t tokens_seen);
-  int64_t load_checkpoint(AdamW& optimizer, int64_t& tokens_seen);
+  int64_t load_checkpoint(const std::string& dir, AdamW& optimizer, int64_t& tokens_seen);
 
   TrainTask& task_;
   TrainerOptions options_;

@@ -1,0 +1,87 @@
+#include "swarmt/models/model_footprint.h"
+
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+#include "swarmt/core/error.h"
+#include "swarmt/core/memory_budget.h"
+#include "swarmt/models/hf_config.h"
+#include "swarmt/models/swax_config.h"
+
+namespace swarmt::models {
+namespace {
+
+double as_double(int64_t n) { return static_cast<double>(n); }
+
+// q, k, v and o projections of attention with `heads` query and `kv_heads` key/value heads.
+double attention_parameters(double hidden, double heads, double kv_heads, double head_dim) {
+  return hidden * (heads + 2 * kv_heads) * head_dim + heads * head_dim * hidden;
+}
+
+double embedding_parameters(double vocab, double hidden, bool tied) { return vocab * hidden * (tied ? 1 : 2); }
+
+double swax_parameters(const SwaxConfig& c) {
+  const double h = as_double(c.hidden_size);
+  const double mlp = 3 * h * as_double(c.resolved_intermediate_size());
+  double total = embedding_parameters(as_double(c.vocab_size), h, c.tie_word_embeddings);
+  for (char kind : c.layer_pattern) {
+    double mixer = 0;
+    if (kind == 'S' || kind == 'A') {
+      mixer = attention_parameters(h, as_double(c.num_attention_heads), as_double(c.num_key_value_heads),
+                                   as_double(c.head_dim));
+    } else if (kind == 'M') {  // q, k (qk_head_dim), v and output gate (v_head_dim), out
+      const double heads = as_double(c.mlstm_num_heads);
+      mixer = h * heads * (2 * as_double(c.mlstm_qk_head_dim) + 2 * as_double(c.mlstm_v_head_dim)) +
+              heads * as_double(c.mlstm_v_head_dim) * h;
+    } else if (kind == 'G') {  // q, k (key_dim), v and output gate (value_dim), out
+      const double key_dim = as_double(c.gdn_num_heads * c.gdn_head_dim);
+      const double value_dim = as_double(c.gdn_num_heads) * as_double(c.gdn_v_head_dim);
+      mixer = h * (2 * key_dim + 2 * value_dim) + value_dim * h;
+    }
+    total += mixer + mlp;
+  }
+  return total;
+}
+
+template <typename Config>
+double decoder_parameters(const Config& c) {
+  const double h = as_double(c.hidden_size);
+  const double layer = attention_parameters(h, as_double(c.num_attention_heads), as_double(c.num_key_value_heads),
+                                            as_double(c.head_dim)) +
+                       3 * h * as_double(c.intermediate_size);
+  return embedding_parameters(as_double(c.vocab_size), h, c.tie_word_embeddings) +
+         as_double(c.num_hidden_layers) * layer;
+}
+
+}  // namespace
+
+double estimate_parameters(const Json& config, const std::string& source) {
+  const JsonView v(config, source);
+  const std::string type = v.get_string("model_type", "swax");
+  if (type == "swax") return swax_parameters(SwaxConfig::from_json(config, source));
+  if (type == "llama") return decoder_parameters(LlamaConfig::from_json(config, source));
+  if (type == "gemma3_text" || type == "gemma3") return decoder_parameters(Gemma3Config::from_json(config, source));
+  if (type == "armt" && v.has("base_config") && v.raw("base_config").is_object())
+    return estimate_parameters(v.raw("base_config"), source + " (base_config)");
+  return 0;
+}
+
+void check_model_fits(const Json& config, const std::string& source) {
+  const double parameters = estimate_parameters(config, source);
+  const double needed = 4 * parameters;
+  // More bytes than an int64 counts fit on no machine, whatever the available memory reads.
+  const bool countable = needed < std::ldexp(1.0, 62);
+  const int64_t available = available_memory_bytes();
+  if (countable && (available < 0 || needed <= static_cast<double>(available))) return;
+  std::ostringstream count;  // 123456789, or 1.25e+15 beyond a billion
+  if (parameters < 1e9) count << std::fixed << std::setprecision(0);
+  else count << std::setprecision(3);
+  count << parameters;
+  throw_input_error(source, ": the model (about ", count.str(), " parameters) needs about ", format_bytes(needed),
+                    " of memory but only ",
+                    available < 0 ? std::string("an unknown amount") : format_bytes(available),
+                    " is available; choose a smaller model");
+}
+
+}  // namespace swarmt::models

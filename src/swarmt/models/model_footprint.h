@@ -1,0 +1,25 @@
+// How large a model a config.json describes, known before anything is allocated.
+//
+// create_model allocates every weight at once (and summarize_swax builds a block to count one), so a
+// config with an absurd dimension used to end in an OOM kill, or in "out of memory" naming nothing. The
+// estimate here comes from the shapes alone, in floating point (a hostile config can describe more
+// parameters than an int64 counts), and is a lower bound: embeddings, attention and recurrent
+// projections, MLPs; norms, gates and biases are left out, so only configs that cannot fit are refused.
+#pragma once
+
+#include <string>
+
+#include "swarmt/core/json.h"
+
+namespace swarmt::models {
+
+// Parameters of the model `config` describes (swax when model_type is absent; armt: its base). Validates
+// the config (BadInput naming `source` and the field); 0 for model types create_model does not know.
+double estimate_parameters(const Json& config, const std::string& source);
+
+// BadInput "<source>: the model (about N parameters) needs about X of memory but only Y is available;
+// choose a smaller model" when its fp32 weights (4 B per parameter) cannot fit. Honors
+// SWARMT_MEMORY_LIMIT like every memory check (core/memory_budget.h).
+void check_model_fits(const Json& config, const std::string& source);
+
+}  // namespace swarmt::models
