@@ -21,7 +21,7 @@
 #
 # Usage: experiments/swax_windows.sh [--quick] [BUILD_DIR]
 #   full (about 55 minutes on 2 cores): a learning-rate pilot (3 rates x 200 steps), 1000 steps per model,
-#     12 models; --quick (about 10 minutes): the GDN family only, long and ramp, 300 steps, 50 questions.
+#     12 models; --quick (about 10 minutes): the GDN family only, long and ramp, 600 steps, 50 questions.
 #   Work files go to BUILD_DIR/experiments/swax_windows[_quick]/, results (results.json, README.md, SVG
 #   plots) to docs/results/swax_windows[_quick]/. Models already trained in the work directory are reused.
 set -euo pipefail
@@ -33,7 +33,7 @@ S=$BUILD/swarmt
 [ -x "$S" ] || { echo "swax_windows: $S not found; run 'make build' first" >&2; exit 2; }
 T=256 SHORT=8 LONG=64
 if [ $quick = 1 ]; then
-  NAME=swax_windows_quick STEPS=300 SAMPLES=50 FAMILIES="gdn" SCHEDULES="long ramp" SEEDS2=""
+  NAME=swax_windows_quick STEPS=600 SAMPLES=50 FAMILIES="gdn" SCHEDULES="long ramp" SEEDS2=""
   DISTANCES=4,16,48,96,192,512,1024,4096
 else
   NAME=swax_windows STEPS=1000 SAMPLES=100 FAMILIES="gdn mlstm" SCHEDULES="short long stochastic ramp" SEEDS2="long ramp"

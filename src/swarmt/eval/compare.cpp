@@ -113,7 +113,8 @@ std::string comparison_table(const std::vector<RunSummary>& runs) {
   std::vector<std::string> variants;
   std::vector<int64_t> lengths;
   union_axes(runs, variants, lengths);
-  std::vector<std::string> headers = {"variant", "length"};
+  const std::string x_name = length_name(runs);
+  std::vector<std::string> headers = {"variant", x_name == "context length" ? "length" : x_name};
   for (const auto& run : runs) headers.push_back(run.name);
   std::vector<ColumnAlign> align(headers.size(), ColumnAlign::Right);
   align[0] = ColumnAlign::Left;

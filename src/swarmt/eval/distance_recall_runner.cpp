@@ -7,6 +7,7 @@
 #include "swarmt/core/memory_usage.h"
 #include "swarmt/core/progress_bar.h"
 #include "swarmt/core/random.h"
+#include "swarmt/eval/decode.h"
 #include "swarmt/infer/token_stream.h"
 
 namespace swarmt::eval {
@@ -43,7 +44,9 @@ EvalRun run_distance_recall(const infer::LoadedModel& model, const RecallRunOpti
   SWARMT_CHECK_INPUT(o.vocabulary.filler_end <= vocab && o.vocabulary.value_end <= vocab && o.vocabulary.key_end <= vocab,
                      "recall: the task's ids (up to ", std::max({o.vocabulary.key_end, o.vocabulary.value_end, o.vocabulary.filler_end}) - 1,
                      ") do not fit the model's vocabulary of ", vocab);
-  for (int64_t d : o.distances) make_recall_probe(o.vocabulary, o.pairs, d, 0, o.gap);  // validates every distance first
+  std::vector<int64_t> lengths;
+  for (int64_t d : o.distances) lengths.push_back(make_recall_probe(o.vocabulary, o.pairs, d, 0, o.gap).length());
+  check_context_lengths(model, lengths, "--distances");  // every distance first: state growth, memory
   const int64_t window = lm->inference_window();
   if (o.forget_beyond_window) {
     bool recurrent = false;

@@ -27,7 +27,7 @@ struct RecallRunOptions {
   int64_t samples = 100;                 // probes per distance (samples x pairs questions)
   data::RecallVocabulary vocabulary;
   int64_t batch = 8;                     // probes streamed together
-  int64_t chunk = 2048;                  // tokens per streaming forward
+  int64_t chunk = 512;                   // tokens per streaming forward
   bool forget_beyond_window = false;
   uint64_t seed = 42;
   bool quiet = false;
