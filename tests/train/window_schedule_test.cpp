@@ -1,5 +1,7 @@
 #include "swarmt/train/window_schedule.h"
 
+#include <string>
+
 #include "swarmt/core/error.h"
 
 #include <gtest/gtest.h>
@@ -84,6 +86,20 @@ TEST(WindowSchedule, parses_and_validates_json) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "train.json: field 'window_schedule.short_window' (32) must not exceed long_window (16)");
   }
+}
+
+// A window is a size the attention cache is allocated for: one beyond the bound every model config
+// obeys is refused with the field named, before anything is trained or written.
+TEST(WindowSchedule, window_beyond_the_attention_bound_is_refused) {
+  Json j{{"type", "stochastic"}, {"short_window", 8}, {"long_window", int64_t{1} << 40}};
+  try {
+    WindowSchedule::from_json(JsonView(j, "train.json", "window_schedule."));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("window_schedule.long_window"), std::string::npos) << e.what();
+  }
+  Json fixed{{"type", "fixed"}, {"window", (int64_t{1} << 24) + 1}};
+  EXPECT_THROW(WindowSchedule::from_json(JsonView(fixed, "train.json", "window_schedule.")), Error);
 }
 
 }  // namespace

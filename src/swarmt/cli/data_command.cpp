@@ -119,7 +119,9 @@ void register_data_synth(CLI::App& group, const GlobalOptions& globals, CommandL
   cmd->add_option("--tokenizer", cli->tokenizer, "\"byte\" or a directory with tokenizer.json (lengths are in its tokens)")
       ->capture_default_str();
   cmd->add_option("--out", cli->out, "Output .jsonl file")->required();
-  cmd->add_option("--samples", o.samples_per_bucket, "Examples per length bucket")->capture_default_str();
+  cmd->add_option("--samples", o.samples_per_bucket, "Examples per length bucket")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
   auto* lengths = cmd->add_option("--lengths", cli->lengths, "Fixed lengths, one bucket each: 1k,4k,16384");
   auto* buckets = cmd->add_option("--buckets", cli->buckets, "Named buckets NAME:LEN or NAME:MIN-MAX: in:2k-8k,long:16k-32k,ood:64k");
   auto* segment = cmd->add_option("--segment-length", cli->segment_length,

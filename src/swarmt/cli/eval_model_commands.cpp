@@ -108,7 +108,9 @@ void register_eval_niah(CLI::App& group, const GlobalOptions& globals, CommandLi
   o->add(cmd);
   cmd->add_option("--variants", o->variants, "Comma-separated RULER variants, or 'all'")->capture_default_str();
   cmd->add_option("--lengths", o->lengths, "Comma-separated context lengths (e.g. 1k,4k,128k)")->capture_default_str();
-  cmd->add_option("--samples", o->samples, "Samples per (variant, length, depth)")->capture_default_str();
+  cmd->add_option("--samples", o->samples, "Samples per (variant, length, depth)")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
   cmd->add_option("--depths", o->depths, "Needle depths in percent for a depth sweep (default: random, as RULER)");
   cmd->add_option("--essay-dir", o->essay_dir, "Directory of .txt files for the essay haystack (default: built-in)");
   cmd->add_option("--max-new-tokens", o->max_new_tokens, "Tokens decoded per sample (0: answer length + 8)");
@@ -149,7 +151,9 @@ void register_eval_passkey(CLI::App& group, const GlobalOptions& globals, Comman
   CLI::App* cmd = group.add_subcommand("passkey", "Pass-key retrieval accuracy by length and depth");
   o->add(cmd);
   cmd->add_option("--lengths", o->lengths, "Comma-separated context lengths")->capture_default_str();
-  cmd->add_option("--samples", o->samples, "Samples per (length, depth)")->capture_default_str();
+  cmd->add_option("--samples", o->samples, "Samples per (length, depth)")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
   cmd->add_option("--depths", o->depths, "Key depths in percent (default: random)");
   commands.push_back({cmd, [o, &globals]() {
                         eval::PasskeyRunOptions r;
@@ -185,7 +189,9 @@ void register_eval_mqar(CLI::App& group, const GlobalOptions& globals, CommandLi
   o->add(cmd);
   cmd->add_option("--lengths", o->lengths, "Comma-separated sequence lengths")->capture_default_str();
   cmd->add_option("--pairs", o->pairs, "Comma-separated numbers of key-value pairs")->capture_default_str();
-  cmd->add_option("--samples", o->samples, "Samples per (length, pairs)")->capture_default_str();
+  cmd->add_option("--samples", o->samples, "Samples per (length, pairs)")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
   cmd->add_option("--vocab-begin", o->vocab_begin, "First token id used")->capture_default_str();
   cmd->add_option("--vocab-end", o->vocab_end, "One past the last token id used")->capture_default_str();
   commands.push_back({cmd, [o, &globals]() {

@@ -290,7 +290,6 @@ void write_eval_report(const std::string& directory, const EvalRun& run, const R
   // Invalid UTF-8 in a model's prediction must not make the report unwritable: replace it.
   const auto dump = [](const Json& j) { return j.dump(1, ' ', false, Json::error_handler_t::replace) + "\n"; };
   write_file_atomically(directory + "/results.json", dump(results));
-  write_file_atomically(directory + "/summary.json", dump(summary));
 
   // Plot: one line per variant, plus the average when there are several.
   LinePlot plot;
@@ -388,6 +387,9 @@ void write_eval_report(const std::string& directory, const EvalRun& run, const R
     }
   }
   write_file_atomically(directory + "/summary.md", md);
+  // Written last: a directory with summary.json holds a complete report (scripts test for it to skip
+  // finished evaluations; an interrupted one never has it).
+  write_file_atomically(directory + "/summary.json", dump(summary));
 }
 
 }  // namespace swarmt::eval

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "swarmt/core/error.h"
+#include "swarmt/core/memory_budget.h"
 #include "swarmt/core/random.h"
 
 namespace swarmt::train {
@@ -32,10 +33,10 @@ WindowSchedule WindowSchedule::from_json(const JsonView& v) {
   s.type = v.get_string("type", "none");
   SWARMT_CHECK_INPUT(s.type == "none" || s.type == "fixed" || s.type == "stochastic", v.describe("type"),
                      " must be \"none\", \"fixed\" or \"stochastic\" (got \"", s.type, "\")");
-  if (s.type == "fixed") s.window = v.get_int_in("window", 1, int64_t{1} << 40);
+  if (s.type == "fixed") s.window = v.get_int_in("window", 1, kMaxAttentionWindow);
   if (s.type == "stochastic") {
-    s.short_window = v.get_int_in("short_window", 1, int64_t{1} << 40);
-    s.long_window = v.get_int_in("long_window", 1, int64_t{1} << 40);
+    s.short_window = v.get_int_in("short_window", 1, kMaxAttentionWindow);
+    s.long_window = v.get_int_in("long_window", 1, kMaxAttentionWindow);
     SWARMT_CHECK_INPUT(s.short_window <= s.long_window, v.describe("short_window"), " (", s.short_window,
                        ") must not exceed long_window (", s.long_window, ")");
     s.p_short = v.get_number("p_short", s.p_short);
