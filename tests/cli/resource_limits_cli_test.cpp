@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <string>
 
 #include "cli/tiny_run.h"
 #include "test_util.h"
@@ -91,6 +92,35 @@ TEST_F(ResourceLimitsCli, model_init_makes_the_memory_check_of_train) {
   EXPECT_NE(r.err.find("error: " + tmp.file("big.json") + ": the model (about "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("but only 64.0 MiB is available; choose a smaller model"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(tmp.file("big")));
+}
+
+// `model describe` describes any number of blocks, but builds one block of each kind to count it: a
+// block that cannot fit is refused naming the config and the kind, a large model of sane blocks is not.
+TEST_F(ResourceLimitsCli, model_describe_refuses_a_block_that_cannot_fit_but_describes_many_blocks) {
+  Json big = Json::parse(testing::tiny_swax_model());
+  big["hidden_size"] = 65536;
+  big["intermediate_size"] = 1048576;
+  testing::write_file(tmp.file("big.json"), big.dump());
+  auto r = run_with_memory_limit("1G", "model describe " + tmp.file("big.json"));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("error: " + tmp.file("big.json") + ": one block of kind '"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("but only 1.0 GiB is available; choose a smaller model"), std::string::npos) << r.err;
+
+  Json deep = Json::parse(testing::tiny_swax_model());
+  deep["num_hidden_layers"] = 4096;
+  std::string pattern;
+  for (int i = 0; i < 2048; ++i) pattern += "MS";
+  deep["layer_pattern"] = pattern;
+  testing::write_file(tmp.file("deep.json"), deep.dump());
+  auto ok = run_with_memory_limit("64M", "model describe --json " + tmp.file("deep.json"));
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+
+  Json llama{{"model_type", "llama"}, {"hidden_size", 65536}, {"num_hidden_layers", 64}, {"num_attention_heads", 64},
+             {"num_key_value_heads", 64}, {"head_dim", 1024}, {"intermediate_size", 262144}, {"vocab_size", 259}};
+  testing::write_file(tmp.file("llama.json"), llama.dump());
+  auto whole = run_with_memory_limit("1G", "model describe " + tmp.file("llama.json"));
+  EXPECT_EQ(whole.exit_code, 2) << whole.err;
+  EXPECT_NE(whole.err.find(tmp.file("llama.json") + ": the model (about "), std::string::npos) << whole.err;
 }
 
 TEST_F(ResourceLimitsCli, windows_beyond_any_context_are_refused_naming_the_option_or_field) {

@@ -60,6 +60,7 @@ int run_describe(const DescribeOptions& o) {
   const std::string type = config.value("model_type", std::string("swax"));
   if (type != "swax") {
     // Other architectures are built whole (they are pretrained checkpoints' configs, loaded anyway).
+    models::check_model_fits(config, source);
     auto model = models::create_model(config, source);
     Json out{{"model_type", type}, {"total_parameters", model->num_parameters()}, {"num_layers", model->num_layers()}};
     if (o.json) {
@@ -71,6 +72,8 @@ int run_describe(const DescribeOptions& o) {
     return 0;
   }
   const auto swax = models::SwaxConfig::from_json(config, source);
+  // Any number of blocks can be described, but each kind's block is built once to count it.
+  for (char kind : swax.layer_pattern) models::check_swax_block_fits(swax, kind, source);
   const auto summary = models::summarize_swax(swax, o.context);
   if (o.json) {
     Json out = summary.to_json();

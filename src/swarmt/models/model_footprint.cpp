@@ -21,26 +21,32 @@ double attention_parameters(double hidden, double heads, double kv_heads, double
 
 double embedding_parameters(double vocab, double hidden, bool tied) { return vocab * hidden * (tied ? 1 : 2); }
 
-double swax_parameters(const SwaxConfig& c) {
+}  // namespace
+
+double swax_block_parameters(const SwaxConfig& c, char kind) {
   const double h = as_double(c.hidden_size);
   const double mlp = 3 * h * as_double(c.resolved_intermediate_size());
-  double total = embedding_parameters(as_double(c.vocab_size), h, c.tie_word_embeddings);
-  for (char kind : c.layer_pattern) {
-    double mixer = 0;
-    if (kind == 'S' || kind == 'A') {
-      mixer = attention_parameters(h, as_double(c.num_attention_heads), as_double(c.num_key_value_heads),
-                                   as_double(c.head_dim));
-    } else if (kind == 'M') {  // q, k (qk_head_dim), v and output gate (v_head_dim), out
-      const double heads = as_double(c.mlstm_num_heads);
-      mixer = h * heads * (2 * as_double(c.mlstm_qk_head_dim) + 2 * as_double(c.mlstm_v_head_dim)) +
-              heads * as_double(c.mlstm_v_head_dim) * h;
-    } else if (kind == 'G') {  // q, k (key_dim), v and output gate (value_dim), out
-      const double key_dim = as_double(c.gdn_num_heads * c.gdn_head_dim);
-      const double value_dim = as_double(c.gdn_num_heads) * as_double(c.gdn_v_head_dim);
-      mixer = h * (2 * key_dim + 2 * value_dim) + value_dim * h;
-    }
-    total += mixer + mlp;
+  double mixer = 0;
+  if (kind == 'S' || kind == 'A') {
+    mixer = attention_parameters(h, as_double(c.num_attention_heads), as_double(c.num_key_value_heads),
+                                 as_double(c.head_dim));
+  } else if (kind == 'M') {  // q, k (qk_head_dim), v and output gate (v_head_dim), out
+    const double heads = as_double(c.mlstm_num_heads);
+    mixer = h * heads * (2 * as_double(c.mlstm_qk_head_dim) + 2 * as_double(c.mlstm_v_head_dim)) +
+            heads * as_double(c.mlstm_v_head_dim) * h;
+  } else if (kind == 'G') {  // q, k (key_dim), v and output gate (value_dim), out
+    const double key_dim = as_double(c.gdn_num_heads * c.gdn_head_dim);
+    const double value_dim = as_double(c.gdn_num_heads) * as_double(c.gdn_v_head_dim);
+    mixer = h * (2 * key_dim + 2 * value_dim) + value_dim * h;
   }
+  return mixer + mlp;
+}
+
+namespace {
+
+double swax_parameters(const SwaxConfig& c) {
+  double total = embedding_parameters(as_double(c.vocab_size), as_double(c.hidden_size), c.tie_word_embeddings);
+  for (char kind : c.layer_pattern) total += swax_block_parameters(c, kind);
   return total;
 }
 
@@ -67,8 +73,11 @@ double estimate_parameters(const Json& config, const std::string& source) {
   return 0;
 }
 
-void check_model_fits(const Json& config, const std::string& source) {
-  const double parameters = estimate_parameters(config, source);
+namespace {
+
+// BadInput "<source>: <what> (about N parameters) needs about X of memory but only Y is available; ..."
+// unless `parameters` fp32 weights fit.
+void check_parameters_fit(double parameters, const std::string& source, const std::string& what) {
   const double needed = 4 * parameters;
   // More bytes than an int64 counts fit on no machine, whatever the available memory reads.
   const bool countable = needed < std::ldexp(1.0, 62);
@@ -78,10 +87,21 @@ void check_model_fits(const Json& config, const std::string& source) {
   if (parameters < 1e9) count << std::fixed << std::setprecision(0);
   else count << std::setprecision(3);
   count << parameters;
-  throw_input_error(source, ": the model (about ", count.str(), " parameters) needs about ", format_bytes(needed),
+  throw_input_error(source, ": ", what, " (about ", count.str(), " parameters) needs about ", format_bytes(needed),
                     " of memory but only ",
                     available < 0 ? std::string("an unknown amount") : format_bytes(available),
                     " is available; choose a smaller model");
+}
+
+}  // namespace
+
+void check_model_fits(const Json& config, const std::string& source) {
+  check_parameters_fit(estimate_parameters(config, source), source, "the model");
+}
+
+void check_swax_block_fits(const SwaxConfig& config, char kind, const std::string& source) {
+  check_parameters_fit(swax_block_parameters(config, kind), source,
+                       std::string("one block of kind '") + kind + "'");
 }
 
 }  // namespace swarmt::models

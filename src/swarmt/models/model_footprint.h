@@ -10,6 +10,7 @@
 #include <string>
 
 #include "swarmt/core/json.h"
+#include "swarmt/models/swax_config.h"
 
 namespace swarmt::models {
 
@@ -21,5 +22,11 @@ double estimate_parameters(const Json& config, const std::string& source);
 // choose a smaller model" when its fp32 weights (4 B per parameter) cannot fit. Honors
 // SWARMT_MEMORY_LIMIT like every memory check (core/memory_budget.h).
 void check_model_fits(const Json& config, const std::string& source);
+
+// Parameters of one SWAX block of `kind` (mixer + MLP), the same lower bound.
+double swax_block_parameters(const SwaxConfig& config, char kind);
+
+// The same check for one block, which `model describe` builds to count it.
+void check_swax_block_fits(const SwaxConfig& config, char kind, const std::string& source);
 
 }  // namespace swarmt::models
