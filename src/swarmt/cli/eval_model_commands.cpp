@@ -14,11 +14,11 @@
 #include "swarmt/core/error.h"
 #include "swarmt/core/markdown_table.h"
 #include "swarmt/core/run_lock.h"
-#include "swarmt/eval/niah.h"
+#include "swarmt/data/niah.h"
 #include "swarmt/eval/niah_runner.h"
 #include "swarmt/eval/perplexity.h"
-#include "swarmt/eval/qa_runner.h"
 #include "swarmt/eval/distance_recall_runner.h"
+#include "swarmt/eval/qa_runner.h"
 #include "swarmt/eval/recall_runners.h"
 #include "swarmt/eval/report.h"
 
@@ -116,8 +116,8 @@ void register_eval_niah(CLI::App& group, const GlobalOptions& globals, CommandLi
   cmd->add_option("--max-new-tokens", o->max_new_tokens, "Tokens decoded per sample (0: answer length + 8)");
   commands.push_back({cmd, [o, &globals]() {
                         eval::NiahRunOptions r;
-                        r.variants = o->variants == "all" ? eval::niah_variant_names() : split_list(o->variants);
-                        for (const auto& v : r.variants) eval::niah_variant(v);  // validate names early
+                        r.variants = o->variants == "all" ? data::niah_variant_names() : split_list(o->variants);
+                        for (const auto& v : r.variants) data::niah_variant(v);  // validate names early
                         r.lengths = parse_lengths(o->lengths, "--lengths");
                         r.samples = o->samples;
                         r.depths = parse_numbers(o->depths, "--depths");

@@ -7,7 +7,7 @@
 #include "swarmt/data/distance_recall.h"
 #include "swarmt/data/essay_text.h"
 #include "swarmt/data/synthetic_tasks.h"
-#include "swarmt/eval/niah.h"
+#include "swarmt/data/niah.h"
 
 namespace swarmt::data {
 
@@ -46,8 +46,8 @@ std::vector<int64_t> lengths_of(const JsonView& v, int64_t sequence_length) {
 class NiahTask : public SyntheticSource::Task {
  public:
   // RULER keeps 128 tokens free for the answer; for training, the answer tokens are few.
-  static eval::NiahTaskConfig training_variant(const JsonView& v) {
-    auto config = eval::niah_variant(v.get_string("variant", "niah_single_1"));
+  static NiahTaskConfig training_variant(const JsonView& v) {
+    auto config = niah_variant(v.get_string("variant", "niah_single_1"));
     config.tokens_to_generate = v.get_int_in("answer_tokens", 16, 1, 1024);
     return config;
   }
@@ -81,7 +81,7 @@ class NiahTask : public SyntheticSource::Task {
     fits_[length] = fit;
     return fit;
   }
-  eval::NiahGenerator generator_;
+  NiahGenerator generator_;
   TokenCounter counter_;
   std::vector<int64_t> lengths_;
   mutable std::mutex mutex_;

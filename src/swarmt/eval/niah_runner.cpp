@@ -7,8 +7,8 @@
 #include "swarmt/core/memory_usage.h"
 #include "swarmt/core/progress_bar.h"
 #include "swarmt/data/essay_text.h"
+#include "swarmt/data/niah.h"
 #include "swarmt/eval/decode.h"
-#include "swarmt/eval/niah.h"
 #include "swarmt/eval/ruler_scoring.h"
 
 namespace swarmt::eval {
@@ -68,9 +68,9 @@ EvalRun run_niah(const infer::LoadedModel& model, const NiahRunOptions& options,
     for (const auto& variant : options.variants) {
       // RULER keeps 128 tokens free for the answer; a caller who decodes fewer (--max-new-tokens) only
       // needs that much room, which lets short-context models be tested at their training length.
-      NiahTaskConfig task = niah_variant(variant);
+      data::NiahTaskConfig task = data::niah_variant(variant);
       if (options.max_new_tokens > 0) task.tokens_to_generate = options.max_new_tokens;
-      NiahGenerator generator(task, options.seed, essay);
+      data::NiahGenerator generator(task, options.seed, essay);
       for (const auto& depth : depths) {
         auto fit = generator.fit_length(length, counter, depth);
         for (int64_t i = 0; i < options.samples; ++i) {

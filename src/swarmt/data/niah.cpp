@@ -1,5 +1,5 @@
 // NIAH generator: haystacks, needle placement, length fitting (RULER scripts/data/synthetic/niah.py).
-#include "swarmt/eval/niah.h"
+#include "swarmt/data/niah.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,16 +11,14 @@
 #include "swarmt/data/synthetic_tasks_random.h"
 #include "swarmt/data/word_lists.h"
 
-namespace swarmt::eval {
+namespace swarmt::data {
 namespace {
-
-using data::TaskRng;
 
 // A random key or value of the given type (niah.py generate_random).
 std::string random_needle_value(TaskRng& rng, NeedleType type) {
   switch (type) {
     case NeedleType::Words:
-      return rng.choice(data::common_adjectives()) + "-" + rng.choice(data::common_nouns());
+      return rng.choice(common_adjectives()) + "-" + rng.choice(common_nouns());
     case NeedleType::Numbers:
       return std::to_string(rng.uniform_int(1000000, 9999999));  // 7 digits
     case NeedleType::Uuids:
@@ -78,7 +76,7 @@ NiahGenerator::NiahGenerator(NiahTaskConfig task, uint64_t seed,
     if (!essay_words_) {
       // Non-owning handle to the process-wide built-in words.
       essay_words_ = std::shared_ptr<const std::vector<std::string>>(std::shared_ptr<void>(),
-                                                                     &data::builtin_essay_words());
+                                                                     &builtin_essay_words());
     }
     SWARMT_CHECK_INPUT(!essay_words_->empty(), "NIAH task '", task_.name, "': the essay text has no words");
   }
@@ -96,9 +94,9 @@ int64_t NiahGenerator::min_haystack_size() const {
 }
 
 uint64_t NiahGenerator::sample_seed(int64_t max_seq_length, int64_t index) const {
-  uint64_t s = data::mix_seed(seed_, fnv1a(task_.name));
-  s = data::mix_seed(s, static_cast<uint64_t>(max_seq_length));
-  return data::mix_seed(s, static_cast<uint64_t>(index));
+  uint64_t s = mix_seed(seed_, fnv1a(task_.name));
+  s = mix_seed(s, static_cast<uint64_t>(max_seq_length));
+  return mix_seed(s, static_cast<uint64_t>(index));
 }
 
 NiahPrompt NiahGenerator::build_prompt(int64_t haystack_size, uint64_t sample_seed,
@@ -156,7 +154,7 @@ NiahPrompt NiahGenerator::build_prompt(int64_t haystack_size, uint64_t sample_se
       if (i) text += ' ';
       text += words[static_cast<size_t>(i) % words.size()];
     }
-    std::vector<std::string> sentences = data::split_sentences(text);
+    std::vector<std::string> sentences = split_sentences(text);
     const double num_sentences = static_cast<double>(sentences.size());
 
     // Depths drawn without replacement from the 40 RULER depths, sorted, then given to the needles in
@@ -197,7 +195,7 @@ NiahPrompt NiahGenerator::build_prompt(int64_t haystack_size, uint64_t sample_se
     std::vector<std::string> sentences;
     sentences.reserve(static_cast<size_t>(haystack_size) + num_needles);
     if (task_.haystack == HaystackType::Noise) {
-      sentences.assign(static_cast<size_t>(haystack_size), data::noise_filler());
+      sentences.assign(static_cast<size_t>(haystack_size), noise_filler());
     } else {
       for (int64_t i = 0; i < haystack_size; ++i) {
         std::string key = fresh_value(rng, task_.key_type, taken_keys);  // never a real key
@@ -234,19 +232,19 @@ NiahPrompt NiahGenerator::build_prompt(int64_t haystack_size, uint64_t sample_se
   return prompt;
 }
 
-data::LengthFit NiahGenerator::fit_length(int64_t max_seq_length, const TokenCounter& count_tokens,
+LengthFit NiahGenerator::fit_length(int64_t max_seq_length, const TokenCounter& count_tokens,
                                           std::optional<double> depth_percent) const {
   const uint64_t probe_seed = sample_seed(max_seq_length, 0);
-  data::LengthFitOptions options;
+  LengthFitOptions options;
   options.max_seq_length = max_seq_length;
   options.tokens_to_generate = task_.tokens_to_generate;
   options.min_units = min_haystack_size();
   options.first_probe = incremental(max_seq_length);
-  return data::fit_haystack_size(
+  return fit_haystack_size(
       [&](int64_t units) { return build_prompt(units, probe_seed, depth_percent).text; }, count_tokens, options);
 }
 
-NiahSample NiahGenerator::generate_sample(int64_t index, int64_t max_seq_length, const data::LengthFit& fit,
+NiahSample NiahGenerator::generate_sample(int64_t index, int64_t max_seq_length, const LengthFit& fit,
                                           const TokenCounter& count_tokens,
                                           std::optional<double> depth_percent) const {
   const uint64_t seed = sample_seed(max_seq_length, index);
@@ -280,7 +278,7 @@ NiahSample NiahGenerator::generate_sample(int64_t index, int64_t max_seq_length,
 std::vector<NiahSample> NiahGenerator::generate(int64_t num_samples, int64_t max_seq_length,
                                                 const TokenCounter& count_tokens,
                                                 std::optional<double> depth_percent) const {
-  data::LengthFit fit = fit_length(max_seq_length, count_tokens, depth_percent);
+  LengthFit fit = fit_length(max_seq_length, count_tokens, depth_percent);
   std::vector<NiahSample> samples;
   samples.reserve(static_cast<size_t>(std::max<int64_t>(0, num_samples)));
   for (int64_t i = 0; i < num_samples; ++i)
@@ -288,4 +286,4 @@ std::vector<NiahSample> NiahGenerator::generate(int64_t num_samples, int64_t max
   return samples;
 }
 
-}  // namespace swarmt::eval
+}  // namespace swarmt::data

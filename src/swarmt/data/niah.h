@@ -33,9 +33,7 @@
 
 #include "swarmt/data/synthetic_tasks_length_fit.h"
 
-namespace swarmt::eval {
-
-using data::TokenCounter;
+namespace swarmt::data {
 
 enum class HaystackType { Noise, Essay, Needle };
 enum class NeedleType { Words, Numbers, Uuids };
@@ -108,12 +106,12 @@ class NiahGenerator {
   int64_t incremental(int64_t max_seq_length) const;
 
   // Largest haystack size with tokens(prompt) + tokens_to_generate <= max_seq_length.
-  data::LengthFit fit_length(int64_t max_seq_length, const TokenCounter& count_tokens,
+  LengthFit fit_length(int64_t max_seq_length, const TokenCounter& count_tokens,
                              std::optional<double> depth_percent = std::nullopt) const;
 
   // Sample `index` at the fitted size; shrinks the haystack (and recounts) in the rare case the
   // sample's own needles make it overshoot.
-  NiahSample generate_sample(int64_t index, int64_t max_seq_length, const data::LengthFit& fit,
+  NiahSample generate_sample(int64_t index, int64_t max_seq_length, const LengthFit& fit,
                              const TokenCounter& count_tokens,
                              std::optional<double> depth_percent = std::nullopt) const;
 
@@ -132,4 +130,4 @@ class NiahGenerator {
   std::shared_ptr<const std::vector<std::string>> essay_words_;
 };
 
-}  // namespace swarmt::eval
+}  // namespace swarmt::data

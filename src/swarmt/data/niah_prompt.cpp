@@ -2,9 +2,9 @@
 #include <cmath>
 
 #include "swarmt/core/error.h"
-#include "swarmt/eval/niah.h"
+#include "swarmt/data/niah.h"
 
-namespace swarmt::eval {
+namespace swarmt::data {
 
 std::string to_string(HaystackType type) {
   switch (type) {
@@ -173,4 +173,4 @@ std::string format_niah_prompt(const NiahTaskConfig& task, const std::string& co
   return format_fields(templ, type_needle_v, context, join_queries(queries));
 }
 
-}  // namespace swarmt::eval
+}  // namespace swarmt::data

@@ -1,4 +1,4 @@
-#include "swarmt/eval/niah.h"
+#include "swarmt/data/niah.h"
 
 #include <gtest/gtest.h>
 
@@ -8,13 +8,13 @@
 #include "swarmt/core/error.h"
 #include "swarmt/data/essay_text.h"
 
-namespace swarmt::eval {
+namespace swarmt::data {
 namespace {
 
 const std::string kFiller =
     "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again.";
 
-int64_t count_words(const std::string& text) { return static_cast<int64_t>(data::split_words(text).size()); }
+int64_t count_words(const std::string& text) { return static_cast<int64_t>(split_words(text).size()); }
 int64_t count_bytes(const std::string& text) { return static_cast<int64_t>(text.size()); }
 
 std::vector<std::string> split_lines(const std::string& text) {
@@ -134,7 +134,7 @@ TEST(NiahGenerator, noise_prompt_is_filler_paragraphs_with_the_needle_at_an_inde
 }
 
 TEST(NiahGenerator, essay_needle_goes_between_sentences_joined_with_spaces) {
-  auto words = std::make_shared<const std::vector<std::string>>(data::split_words(
+  auto words = std::make_shared<const std::vector<std::string>>(split_words(
       "First sentence here. Second one is here. Third sentence. Fourth one."));
   NiahGenerator gen(niah_variant("niah_single_2"), 42, words);
   NiahPrompt p = gen.build_prompt(/*haystack_size=*/11, /*sample_seed=*/3, /*depth_percent=*/50.0);
@@ -155,7 +155,7 @@ TEST(NiahGenerator, essay_needle_goes_between_sentences_joined_with_spaces) {
 
 TEST(NiahGenerator, essay_depth_zero_keeps_rulers_empty_leading_part) {
   // niah.py joins ["", needle, rest] with " ", so a needle at depth 0 is preceded by a space.
-  auto words = std::make_shared<const std::vector<std::string>>(data::split_words("One. Two."));
+  auto words = std::make_shared<const std::vector<std::string>>(split_words("One. Two."));
   NiahGenerator gen(niah_variant("niah_single_2"), 1, words);
   NiahPrompt p = gen.build_prompt(2, 5, 0.0);
   EXPECT_NE(p.text.find("afterwards.\n One of the special magic numbers"), std::string::npos) << p.text;
@@ -163,7 +163,7 @@ TEST(NiahGenerator, essay_depth_zero_keeps_rulers_empty_leading_part) {
 }
 
 TEST(NiahGenerator, essay_words_repeat_when_the_haystack_is_longer_than_the_text) {
-  auto words = std::make_shared<const std::vector<std::string>>(data::split_words("Alpha beta. Gamma delta."));
+  auto words = std::make_shared<const std::vector<std::string>>(split_words("Alpha beta. Gamma delta."));
   NiahGenerator gen(niah_variant("niah_single_2"), 1, words);
   NiahPrompt p = gen.build_prompt(10, 5, 100.0);
   EXPECT_NE(p.text.find("Alpha beta. Gamma delta. Alpha beta. Gamma delta. Alpha beta. One of"), std::string::npos)
@@ -271,7 +271,7 @@ TEST(NiahGenerator, length_fit_lands_within_one_unit_below_the_target) {
         ++calls;
         return count_words(t);
       };
-      data::LengthFit fit = gen.fit_length(length, words);
+      LengthFit fit = gen.fit_length(length, words);
       EXPECT_LE(fit.counter_calls, 12) << c.variant << " " << length;
       for (int64_t i = 0; i < 2; ++i) {
         NiahSample s = gen.generate_sample(i, length, fit, words);
@@ -303,4 +303,4 @@ TEST(NiahGenerator, a_too_small_budget_is_a_clear_error) {
 }
 
 }  // namespace
-}  // namespace swarmt::eval
+}  // namespace swarmt::data
