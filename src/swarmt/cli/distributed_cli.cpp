@@ -26,19 +26,19 @@ std::optional<int> launch_if_requested(const DistributedCliOptions& o, const Glo
   SWARMT_CHECK_INPUT(std::getenv("WORLD_SIZE") == nullptr,
                      "--nproc-per-node was given to a process that is already a worker (WORLD_SIZE is set); start "
                      "either the built-in launcher or an external one, not both");
-  dist::LaunchOptions launch = o.launch;
+  train::distributed::LaunchOptions launch = o.launch;
   launch.nproc_per_node = o.nproc_per_node;
   // N workers that each use every core would fight over them: split the cores unless --threads says.
   launch.threads_per_worker =
       globals.threads > 0 ? 0 : std::max<int64_t>(1, available_cores() / std::max<int64_t>(1, o.nproc_per_node));
-  return dist::launch_workers(globals.argv, launch);
+  return train::distributed::launch_workers(globals.argv, launch);
 }
 
 WorkerSetup join_process_group(const at::Device& requested) {
   WorkerSetup setup;
-  const dist::DistributedEnv env = dist::read_distributed_env();
-  setup.device = dist::worker_device(requested, env);
-  if (env.active()) setup.group = std::make_unique<dist::ProcessGroup>(env, setup.device);
+  const train::distributed::DistributedEnv env = train::distributed::read_distributed_env();
+  setup.device = train::distributed::worker_device(requested, env);
+  if (env.active()) setup.group = std::make_unique<train::distributed::ProcessGroup>(env, setup.device);
   return setup;
 }
 

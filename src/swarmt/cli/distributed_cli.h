@@ -1,5 +1,5 @@
 // The data-parallel flags shared by `swarmt train` and `swarmt armt train`:
-//   --nproc-per-node N   start N local workers of this command (dist/launcher.h)
+//   --nproc-per-node N   start N local workers of this command (train/distributed/launcher.h)
 //   --nnodes, --node-rank, --master-addr, --master-port   the same launcher on several machines
 // A worker (a process started with RANK/WORLD_SIZE in its environment, by this launcher, torchrun or
 // srun) joins the process group and trains its shard.
@@ -13,13 +13,13 @@
 #include <CLI/CLI.hpp>
 
 #include "swarmt/cli/command.h"
-#include "swarmt/dist/launcher.h"
-#include "swarmt/dist/process_group.h"
+#include "swarmt/train/distributed/launcher.h"
+#include "swarmt/train/distributed/process_group.h"
 
 namespace swarmt::cli {
 
 struct DistributedCliOptions {
-  dist::LaunchOptions launch;
+  train::distributed::LaunchOptions launch;
   int64_t nproc_per_node = 0;  // 0: no launcher (a single process, or a worker started by another launcher)
 };
 
@@ -33,7 +33,7 @@ std::optional<int> launch_if_requested(const DistributedCliOptions& options, con
 // resolved for the worker first (plain "cuda" becomes cuda:LOCAL_RANK).
 struct WorkerSetup {
   at::Device device{at::kCPU};
-  std::unique_ptr<dist::ProcessGroup> group;
+  std::unique_ptr<train::distributed::ProcessGroup> group;
   bool writer() const { return group == nullptr || group->rank() == 0; }
 };
 WorkerSetup join_process_group(const at::Device& requested);

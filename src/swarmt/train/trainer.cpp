@@ -16,7 +16,7 @@
 #include "swarmt/core/kill_point.h"
 #include "swarmt/core/progress_bar.h"
 #include "swarmt/core/safetensors_torch.h"
-#include "swarmt/dist/gradient_reducer.h"
+#include "swarmt/train/distributed/gradient_reducer.h"
 #include "swarmt/train/autocast.h"
 
 namespace fs = std::filesystem;
@@ -221,11 +221,11 @@ TrainResult Trainer::run(const RunStart& start) {
   // Every rank starts from rank 0's weights (as PyTorch's DDP), and sums its gradients with the others.
   std::vector<at::Tensor> tensors;
   for (const auto& p : parameters) tensors.push_back(p.tensor);
-  std::unique_ptr<dist::GradientReducer> reducer;
+  std::unique_ptr<distributed::GradientReducer> reducer;
   if (group_) {
     at::NoGradGuard no_grad;
     group_->broadcast(tensors, 0);
-    reducer = std::make_unique<dist::GradientReducer>(*group_, tensors);
+    reducer = std::make_unique<distributed::GradientReducer>(*group_, tensors);
   }
   ProgressBarOptions bar_options;
   bar_options.quiet = quiet_ || !writer;

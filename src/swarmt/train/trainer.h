@@ -12,7 +12,7 @@
 //
 // Data parallel (set_process_group): each of W ranks takes a disjoint B/W rows of every step (samples
 // step·B + rank·B/W + ...), the target-token count of the step is summed over ranks first, so that the
-// summed gradients (dist::GradientReducer, overlapped with backward) equal those of one process with
+// summed gradients (distributed::GradientReducer, overlapped with backward) equal those of one process with
 // batch B. Every rank then applies the same update; plans (window, segments) depend only on the step, so
 // they agree too. Only rank 0 writes metrics, checkpoints and the final model; every rank reads the
 // checkpoint on resume, with any world size.
@@ -31,7 +31,7 @@
 #include <string>
 
 #include "swarmt/core/json.h"
-#include "swarmt/dist/process_group.h"
+#include "swarmt/train/distributed/process_group.h"
 #include "swarmt/train/adamw.h"
 #include "swarmt/train/lr_schedule.h"
 #include "swarmt/train/run_start.h"
@@ -81,7 +81,7 @@ class Trainer {
   TrainResult run(bool resume);
 
   // Trains data-parallel over `group` (not owned; outlives run()). Without it, one process.
-  void set_process_group(dist::ProcessGroup* group) { group_ = group; }
+  void set_process_group(distributed::ProcessGroup* group) { group_ = group; }
 
   // Called after every step with (step, loss); tests use it to compare runs.
   std::function<void(int64_t, double)> on_step;
@@ -96,7 +96,7 @@ class Trainer {
   TrainerOptions options_;
   std::string run_dir_;
   bool quiet_;
-  dist::ProcessGroup* group_ = nullptr;
+  distributed::ProcessGroup* group_ = nullptr;
 };
 
 }  // namespace swarmt::train

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace swarmt::dist {
+namespace swarmt::train::distributed {
 
 struct LaunchOptions {
   int64_t nproc_per_node = 1;
@@ -41,4 +41,4 @@ int launch_workers(const std::vector<std::string>& argv, const LaunchOptions& op
 // A TCP port that is free on this machine now.
 int64_t find_free_port();
 
-}  // namespace swarmt::dist
+}  // namespace swarmt::train::distributed

@@ -1,4 +1,4 @@
-#include "swarmt/dist/gradient_reducer.h"
+#include "swarmt/train/distributed/gradient_reducer.h"
 
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/function_hook.h>
@@ -8,7 +8,7 @@
 
 #include "swarmt/core/error.h"
 
-namespace swarmt::dist {
+namespace swarmt::train::distributed {
 
 namespace {
 
@@ -184,4 +184,4 @@ int64_t GradientReducer::num_buckets() const { return static_cast<int64_t>(state
 int64_t GradientReducer::buckets_overlapped() const { return state_->reentrant ? 0 : state_->overlapped; }
 bool GradientReducer::last_backward_was_reentrant() const { return state_->reentrant; }
 
-}  // namespace swarmt::dist
+}  // namespace swarmt::train::distributed

@@ -1,4 +1,4 @@
-#include "swarmt/dist/process_group.h"
+#include "swarmt/train/distributed/process_group.h"
 
 #include <cstdlib>
 #include <functional>
@@ -13,7 +13,7 @@
 #endif
 #endif
 
-namespace swarmt::dist {
+namespace swarmt::train::distributed {
 
 namespace {
 
@@ -198,4 +198,4 @@ void ProcessGroup::barrier() {}
 
 #endif
 
-}  // namespace swarmt::dist
+}  // namespace swarmt::train::distributed

@@ -1,4 +1,4 @@
-#include "swarmt/dist/launcher.h"
+#include "swarmt/train/distributed/launcher.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -15,7 +15,7 @@
 
 #include "swarmt/core/error.h"
 
-namespace swarmt::dist {
+namespace swarmt::train::distributed {
 
 namespace {
 
@@ -187,4 +187,4 @@ int launch_workers(const std::vector<std::string>& argv, const LaunchOptions& o)
   return result;
 }
 
-}  // namespace swarmt::dist
+}  // namespace swarmt::train::distributed

@@ -8,8 +8,8 @@
 
 #include "swarmt/core/json.h"
 #include "swarmt/core/safetensors_torch.h"
-#include "swarmt/dist/gradient_reducer.h"
-#include "swarmt/dist/launcher.h"
+#include "swarmt/train/distributed/gradient_reducer.h"
+#include "swarmt/train/distributed/launcher.h"
 #include "test_util.h"
 #include "train/record_losses.h"
 
@@ -66,7 +66,7 @@ TEST(DataParallel, two_processes_train_a_swax_model_like_one_process_with_the_sa
 // `kill_at`-th kill point; rank 1 writes nothing, so its kill points are the ends of its steps.
 // `timeout` only guards against a hang. The output ends with "rank 0 exit N".
 testing::CommandResult two_ranks_with_rank_1_killed(const std::string& train_args, int64_t kill_at) {
-  const std::string port = std::to_string(dist::find_free_port());
+  const std::string port = std::to_string(train::distributed::find_free_port());
   const std::string env = "WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port + " SWARMT_DIST_TIMEOUT=60 ";
   const std::string train = "'" + std::string(SWARMT_BINARY) + "' -q --threads 1 train " + train_args;
   return run_shell("RANK=1 SWARMT_TEST_KILL_AT=" + std::to_string(kill_at) + " " + env + train +
@@ -146,22 +146,22 @@ TEST(DataParallel, the_launcher_reports_a_failed_worker_and_malformed_settings) 
 TEST(DataParallel, worker_commands_drop_the_launcher_flags_and_split_the_cores) {
   const std::vector<std::string> argv = {"swarmt", "-q",          "train", "--nproc-per-node", "2",  "--master-port=7",
                                          "--config", "c.json", "--nnodes", "1",  "--out", "o"};
-  EXPECT_EQ(dist::worker_command(argv, 3), (std::vector<std::string>{"swarmt", "--threads", "3", "-q", "train",
+  EXPECT_EQ(train::distributed::worker_command(argv, 3), (std::vector<std::string>{"swarmt", "--threads", "3", "-q", "train",
                                                                       "--config", "c.json", "--out", "o"}));
-  EXPECT_EQ(dist::worker_command(argv, 0),
+  EXPECT_EQ(train::distributed::worker_command(argv, 0),
             (std::vector<std::string>{"swarmt", "-q", "train", "--config", "c.json", "--out", "o"}));
 }
 
 TEST(DataParallel, the_reducer_buckets_gradients_and_overlaps_them_with_backward) {
   // One rank: the all-reduce is the identity, so the gradients must come back unchanged, and the
   // buckets of a plain graph must have been launched from the backward hooks.
-  dist::DistributedEnv env;
+  train::distributed::DistributedEnv env;
   env.world_size = 1;
-  env.master_port = dist::find_free_port();
-  dist::ProcessGroup group(env, at::kCPU);
+  env.master_port = train::distributed::find_free_port();
+  train::distributed::ProcessGroup group(env, at::kCPU);
   auto w1 = at::randn({64, 64}).requires_grad_(), w2 = at::randn({64, 64}).requires_grad_(),
        w3 = at::randn({64}).requires_grad_();
-  dist::GradientReducer reducer(group, {w1, w2, w3}, /*bucket_bytes=*/64 * 64 * 4);
+  train::distributed::GradientReducer reducer(group, {w1, w2, w3}, /*bucket_bytes=*/64 * 64 * 4);
   EXPECT_EQ(reducer.num_buckets(), 3);
   auto x = at::randn({8, 64});
   auto loss = [&] { return (at::tanh(at::tanh(x.matmul(w1)).matmul(w2)) + w3).pow(2).sum(); };

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-namespace swarmt::dist {
+namespace swarmt::train::distributed {
 
 struct DistributedEnv {
   int64_t rank = 0;
@@ -78,4 +78,4 @@ class ProcessGroup {
 // likely means (a peer died or timed out). Used by the implementation and by PendingCollective.
 [[noreturn]] void throw_collective_error(const DistributedEnv& env, const std::string& what, const std::string& cause);
 
-}  // namespace swarmt::dist
+}  // namespace swarmt::train::distributed

@@ -20,9 +20,9 @@
 #include <memory>
 #include <vector>
 
-#include "swarmt/dist/process_group.h"
+#include "swarmt/train/distributed/process_group.h"
 
-namespace swarmt::dist {
+namespace swarmt::train::distributed {
 
 class GradientReducer {
  public:
@@ -49,4 +49,4 @@ class GradientReducer {
   std::shared_ptr<State> state_;
 };
 
-}  // namespace swarmt::dist
+}  // namespace swarmt::train::distributed
