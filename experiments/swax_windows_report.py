@@ -155,7 +155,7 @@ def main():
           "`results.json`. Accuracy (%) of recalling a fact asked d tokens after it was given, with 95 % Wilson "
           f"intervals; chance is 1.6 %. Training length T = {T}; learning rate {a.lr}; wall time {a.seconds} s.", ""]
     if pilot:
-        md += ["## Learning-rate pilot (GDN-SWAX ramp, 200 steps)", ""]
+        md += ["## Learning-rate pilot (the long-window GDN-SWAX baseline, full steps; the winner is its seed-1 model)", ""]
         md += markdown_table(["learning rate", "validation loss"], [[lr, fmt(v, 3)] for lr, v in pilot.items()]) + [""]
     sections = [("own", "At each model's own window (stochastic models at the long window)"),
                 ("other", "At the other window"),
