@@ -8,7 +8,8 @@
 #include "swarmt/core/error.h"
 #include "swarmt/data/essay_text.h"
 
-namespace swarmt::data {
+// A namespace of its own: unity builds put this file beside other data tests with helpers of the same name.
+namespace swarmt::data::niah_tests {
 namespace {
 
 const std::string kFiller =
@@ -303,4 +304,4 @@ TEST(NiahGenerator, a_too_small_budget_is_a_clear_error) {
 }
 
 }  // namespace
-}  // namespace swarmt::data
+}  // namespace swarmt::data::niah_tests

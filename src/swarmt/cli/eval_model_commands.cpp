@@ -313,6 +313,7 @@ void parse_id_range(const std::string& text, const std::string& option, int64_t&
   SWARMT_CHECK_INPUT(colon != std::string::npos, option, ": '", text, "' is not a range BEGIN:END");
   const auto ids = parse_id_list(text.substr(0, colon) + "," + text.substr(colon + 1), option);
   SWARMT_CHECK_INPUT(ids.size() == 2, option, ": '", text, "' is not a range BEGIN:END");
+  SWARMT_CHECK_INPUT(ids[0] < ids[1], option, ": '", text, "' is an empty range (BEGIN must be below END)");
   begin = ids[0];
   end = ids[1];
 }
@@ -367,6 +368,14 @@ void register_eval_recall(CLI::App& group, const GlobalOptions& globals, Command
                         parse_id_range(o->keys, "--keys", r.vocabulary.key_begin, r.vocabulary.key_end);
                         parse_id_range(o->values, "--values", r.vocabulary.value_begin, r.vocabulary.value_end);
                         parse_id_range(o->filler, "--filler", r.vocabulary.filler_begin, r.vocabulary.filler_end);
+                        const auto& v = r.vocabulary;
+                        const auto overlap = [](int64_t b1, int64_t e1, int64_t b2, int64_t e2) { return b1 < e2 && b2 < e1; };
+                        SWARMT_CHECK_INPUT(!overlap(v.key_begin, v.key_end, v.value_begin, v.value_end) &&
+                                               !overlap(v.key_begin, v.key_end, v.filler_begin, v.filler_end) &&
+                                               !overlap(v.value_begin, v.value_end, v.filler_begin, v.filler_end),
+                                           "--keys ", v.key_begin, ":", v.key_end, ", --values ", v.value_begin, ":",
+                                           v.value_end, " and --filler ", v.filler_begin, ":", v.filler_end,
+                                           " must be disjoint id ranges");
                         r.pairs = o->pairs;
                         r.gap = o->gap;
                         r.samples = o->samples;
