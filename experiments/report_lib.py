@@ -12,21 +12,23 @@ def read_json(path):
         raise SystemExit(f"report: cannot read {path}: {e}")
 
 
+def read_metrics_records(path):
+    """Every record of a metrics.jsonl, in order."""
+    try:
+        with open(path) as f:
+            return [json.loads(line) for line in f if line.strip()]
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"report: cannot read {path}: {e}")
+
+
 def read_metrics(path):
     """The last training record and the last validation record of a metrics.jsonl."""
     train, val = {}, {}
-    try:
-        with open(path) as f:
-            for line in f:
-                if not line.strip():
-                    continue
-                record = json.loads(line)
-                if "val_loss" in record:
-                    val = record
-                elif "loss" in record:
-                    train = record
-    except (OSError, ValueError) as e:
-        raise SystemExit(f"report: cannot read {path}: {e}")
+    for record in read_metrics_records(path):
+        if "val_loss" in record:
+            val = record
+        elif "loss" in record:
+            train = record
     return train, val
 
 

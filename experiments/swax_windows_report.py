@@ -13,7 +13,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_lib import fmt, markdown_table, read_json, write_outputs  # noqa: E402
+from report_lib import fmt, markdown_table, read_json, read_metrics_records, write_outputs  # noqa: E402
 
 EVAL_KINDS = ("own", "other", "cut", "pairs2")
 FAR = (1024, 2048, 4096)  # 4 T, 8 T and 16 T for T = 256
@@ -21,23 +21,11 @@ FAR = (1024, 2048, 4096)  # 4 T, 8 T and 16 T for T = 256
 
 def read_training(path):
     """Validation losses and the mean training throughput of a metrics.jsonl."""
-    import json
-    val, speeds, last = [], [], {}
-    try:
-        with open(path) as f:
-            for line in f:
-                if not line.strip():
-                    continue
-                record = json.loads(line)
-                if "val_loss" in record:
-                    val.append(record["val_loss"])
-                elif "loss" in record:
-                    last = record
-                    if "tokens_per_s" in record:
-                        speeds.append(record["tokens_per_s"])
-    except (OSError, ValueError) as e:
-        raise SystemExit(f"report: cannot read {path}: {e}")
-    return {"validation_loss": val[-1] if val else None, "final_train_loss": last.get("loss"),
+    records = read_metrics_records(path)
+    val = [r["val_loss"] for r in records if "val_loss" in r]
+    train = [r for r in records if "val_loss" not in r and "loss" in r]
+    speeds = [r["tokens_per_s"] for r in train if "tokens_per_s" in r]
+    return {"validation_loss": val[-1] if val else None, "final_train_loss": train[-1]["loss"] if train else None,
             "tokens_per_s": sum(speeds) / len(speeds) if speeds else None}
 
 
