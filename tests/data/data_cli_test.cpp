@@ -64,5 +64,16 @@ TEST(DataCli, synth_rejects_unknown_tasks_and_conflicting_length_options) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("x.jsonl")));
 }
 
+TEST(DataCli, synth_rejects_unknown_templates_and_rewrites_of_facts_that_cannot_change) {
+  testing::TempDir dir;
+  auto r = testing::run_swarmt("-q data synth long_qa --lengths 1k --templates code,poem --out " + dir.file("x.jsonl"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--templates"), std::string::npos) << r.err;
+  r = testing::run_swarmt("-q data synth long_qa --lengths 1k --templates founded --rewrites 2 --out " + dir.file("x.jsonl"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("'founded' cannot be rewritten"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("x.jsonl")));
+}
+
 }  // namespace
 }  // namespace swarmt::data

@@ -4,7 +4,7 @@
 //   swarmt data synth TASK --tokenizer byte|DIR --out FILE.jsonl [--samples N]
 //                     [--lengths 1k,4k | --buckets in:2048-8192,long:16k | --segment-length 1024]
 //                     [--corpus DIR] [--seed S] [--depths 0,50,100] [--variant qa1|qa2|mixed]
-//                     [--distractors K] [--projects N] [--write-projects DIR]
+//                     [--distractors K] [--templates T,...] [--rewrites R] [--projects N] [--write-projects DIR]
 // TASK: long_qa | type_prediction | facts_in_noise (see docs/data.md).
 #include <cstdio>
 #include <iomanip>
@@ -17,6 +17,7 @@
 #include "swarmt/core/output_directory.h"
 #include "swarmt/core/progress_bar.h"
 #include "swarmt/data/long_context_dataset_synth.h"
+#include "swarmt/data/long_qa.h"
 #include "swarmt/data/source_factory.h"
 #include "swarmt/data/text_corpus_prepare.h"
 #include "swarmt/data/type_prediction_projects.h"
@@ -136,6 +137,14 @@ void register_data_synth(CLI::App& group, const GlobalOptions& globals, CommandL
   cmd->add_option("--depths", cli->depths, "Evidence depths in percent, cycled over the examples (default: random)");
   cmd->add_option("--variant", o.variant, "facts_in_noise: qa1, qa2 or mixed")->capture_default_str();
   cmd->add_option("--distractors", o.distractors, "long_qa: distractor facts per example")->capture_default_str();
+  cmd->add_option("--templates", o.templates, "long_qa: fact templates to draw from (default: all)")
+      ->delimiter(',')
+      ->check(CLI::IsMember(data::long_qa_template_names()));
+  cmd->add_option("--rewrites", o.rewrites,
+                  "long_qa: earlier values of the asked fact that later statements override (the answer is the latest;"
+                  " templates that can be rewritten: code)")
+      ->check(CLI::Range(0, 8))
+      ->capture_default_str();
   cmd->add_option("--projects", o.synthetic_projects, "type_prediction: number of generated projects")->capture_default_str();
   cmd->add_option("--write-projects", cli->write_projects,
                   "type_prediction: also write the generated Python projects under this directory");

@@ -39,6 +39,8 @@ std::unique_ptr<LongContextTask> make_long_context_task(const SynthOptions& opti
   if (options.task == "long_qa") {
     LongQaOptions o;
     o.distractors = options.distractors;
+    o.templates = options.templates;
+    o.rewrites = options.rewrites;
     return std::make_unique<LongQaTask>(prose_corpus(options.corpus), o, counter);
   }
   if (options.task == "facts_in_noise") {

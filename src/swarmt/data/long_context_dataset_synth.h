@@ -28,6 +28,8 @@ struct SynthOptions {
   std::vector<double> depths;        // percent, cycled over each bucket's examples; empty = random
   std::string variant = "mixed";     // facts_in_noise: qa1 | qa2 | mixed
   int64_t distractors = 4;           // long_qa
+  std::vector<std::string> templates;  // long_qa: template names (empty: all)
+  int64_t rewrites = 0;              // long_qa: overridden earlier values of the asked fact
   int64_t synthetic_projects = 48;   // type_prediction without a corpus: generated projects
 };
 

@@ -43,6 +43,19 @@ const std::vector<std::string>& city_names() {
   return kCities;
 }
 
+// Values of the code-word template: colours and stones, none of them a noun of our entity names, none
+// shorter than four letters (so that a value is not found inside ordinary words by a substring search).
+const std::vector<std::string>& code_words() {
+  static const std::vector<std::string> kWords = {
+      "amber",    "azure",   "beryl",     "cobalt",   "crimson",  "garnet",    "indigo",   "jasper",
+      "lilac",    "magenta", "maroon",    "ochre",    "onyx",     "opal",      "quartz",   "ruby",
+      "saffron",  "scarlet", "sepia",     "topaz",    "umber",    "violet",    "bronze",   "mauve",
+      "khaki",    "cerise",  "fuchsia",   "lavender", "orchid",   "sienna",    "tawny",    "turquoise",
+      "vermilion", "zircon", "agate",     "basalt",   "flint",    "granite",   "obsidian", "slate",
+      "cinnabar", "malachite", "lapis",   "citrine",  "peridot",  "tourmaline", "sapphire", "amethyst"};
+  return kWords;
+}
+
 std::string capitalise(std::string word) {
   if (!word.empty()) word[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(word[0])));
   return word;
@@ -78,6 +91,10 @@ struct Template {
   std::function<std::string(const Fact&)> question;
   std::function<std::string(TaskRng&)> draw_value;
   std::function<std::string(const std::string&)> answer;  // value -> answer text
+  // Templates that can be rewritten: a later statement that overrides the value, and the question for
+  // the latest value. Empty for the others.
+  std::function<std::string(const Fact&)> rewrite = {};
+  std::function<std::string(const Fact&)> latest_question = {};
 };
 
 const std::vector<Template>& templates() {
@@ -107,6 +124,13 @@ const std::vector<Template>& templates() {
        [](const Fact& f) { return "In what year was " + f.entity + " founded?"; },
        [](TaskRng& rng) { return std::to_string(rng.uniform_int(1850, 2019)); },
        [](const std::string& v) { return v; }},
+      {"code", false,
+       [](const Fact& f) { return "The code word of " + f.entity + " is " + f.value + "."; },
+       [](const Fact& f) { return "What is the code word of " + f.entity + "?"; },
+       [](TaskRng& rng) { return rng.choice(code_words()); },
+       [](const std::string& v) { return v; },
+       [](const Fact& f) { return "The code word of " + f.entity + " was changed to " + f.value + "."; },
+       [](const Fact& f) { return "What is the code word of " + f.entity + " now?"; }},
   };
   return kTemplates;
 }
@@ -128,6 +152,25 @@ LongQaTask::LongQaTask(std::shared_ptr<const ProseCorpus> corpus, LongQaOptions 
   SWARMT_CHECK_INPUT(options_.distractors >= 0 && options_.distractors <= 16, "long_qa: distractors must be in [0, 16] (got ",
                      options_.distractors, ")");
   SWARMT_CHECK_INPUT(corpus_ && !corpus_->passages.empty(), "long_qa: the corpus has no passages");
+  SWARMT_CHECK_INPUT(options_.rewrites >= 0 && options_.rewrites <= 8, "long_qa: rewrites must be in [0, 8] (got ",
+                     options_.rewrites, ")");
+  if (options_.templates.empty()) options_.templates = long_qa_template_names();
+  for (const auto& name : options_.templates) {
+    auto it = std::find_if(templates().begin(), templates().end(), [&](const Template& t) { return t.name == name; });
+    SWARMT_CHECK_INPUT(it != templates().end(), "long_qa: templates: '", name, "' is not a template (budget, staff, director, headquarters, founded, code)");
+    SWARMT_CHECK_INPUT(options_.rewrites == 0 || it->rewrite, "long_qa: template '", name,
+                       "' cannot be rewritten (rewrites > 0 needs templates that can: code)");
+    templates_.push_back(static_cast<size_t>(it - templates().begin()));
+  }
+}
+
+const std::vector<std::string>& long_qa_template_names() {
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> names;
+    for (const auto& t : templates()) names.push_back(t.name);
+    return names;
+  }();
+  return kNames;
 }
 
 LongContextExample LongQaTask::generate(const ExampleRequest& request) const {
@@ -135,7 +178,7 @@ LongContextExample LongQaTask::generate(const ExampleRequest& request) const {
   const auto& nouns = common_nouns();
   constexpr int kMaxAttempts = 16;
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
-    const Template& t = rng.choice(templates());
+    const Template& t = templates()[rng.choice(templates_)];
     const size_t num_facts = static_cast<size_t>(options_.distractors) + 1;
 
     std::vector<std::string> entities;  // "the Harbor Office"
@@ -155,19 +198,49 @@ LongContextExample LongQaTask::generate(const ExampleRequest& request) const {
     }
     // Values never contain (or hide in) another value or a year of the facts.
     std::vector<std::string> taken;
+    for (const auto& e : entities) taken.push_back(lower(e));
     if (t.has_year)
       for (const auto& f : facts) taken.push_back(std::to_string(f.year));
     std::vector<std::string> values;
-    for (auto& fact : facts) {
+    auto draw_value = [&](Fact& fact) {
       do fact.value = t.draw_value(rng);
       while (overlaps(fact.value, taken));
       taken.push_back(fact.value);
       values.push_back(fact.value);
-    }
+    };
+    for (auto& fact : facts) draw_value(fact);
 
+    // The asked fact's statement comes after its earlier (overridden) values in the insert list, so that
+    // statements sharing a sentence boundary still render in their order; answer_insert is its index.
     std::vector<ProseInsert> inserts;
-    inserts.push_back({t.sentence(facts[0]), request.depth ? *request.depth : 100.0 * rng.uniform_real()});
-    for (size_t i = 1; i < num_facts; ++i) inserts.push_back({t.sentence(facts[i]), 100.0 * rng.uniform_real()});
+    const double answer_depth = request.depth ? *request.depth : 100.0 * rng.uniform_real();
+    size_t answer_insert = 0;
+    if (options_.rewrites == 0) {
+      inserts.push_back({t.sentence(facts[0]), answer_depth});
+      for (size_t i = 1; i < num_facts; ++i) inserts.push_back({t.sentence(facts[i]), 100.0 * rng.uniform_real()});
+    } else {
+      // Entity i is stated count values in text order at the given depths: the first as a plain fact,
+      // the others as rewrites; `last` is its final value (facts[i]).
+      auto add_statements = [&](const Fact& last, int64_t count, std::vector<double> depths) {
+        std::sort(depths.begin(), depths.end());
+        for (int64_t c = 0; c < count; ++c) {
+          Fact f = last;
+          if (c + 1 < count) draw_value(f);
+          inserts.push_back({c == 0 ? t.sentence(f) : t.rewrite(f), depths[static_cast<size_t>(c)]});
+        }
+      };
+      std::vector<double> depths(static_cast<size_t>(options_.rewrites));
+      for (auto& d : depths) d = answer_depth * rng.uniform_real();
+      depths.push_back(answer_depth);
+      add_statements(facts[0], options_.rewrites + 1, depths);
+      answer_insert = inserts.size() - 1;
+      for (size_t i = 1; i < num_facts; ++i) {
+        const int64_t count = rng.uniform_int(1, options_.rewrites + 1);
+        std::vector<double> at(static_cast<size_t>(count));
+        for (auto& d : at) d = 100.0 * rng.uniform_real();
+        add_statements(facts[i], count, at);
+      }
+    }
 
     // Background sentences may not mention an entity (its name without the article) or a value.
     std::vector<std::string> forbidden;
@@ -183,13 +256,14 @@ LongContextExample LongQaTask::generate(const ExampleRequest& request) const {
     const size_t first_passage = static_cast<size_t>(rng.uniform_int(0, static_cast<int64_t>(corpus_->passages.size()) - 1));
     auto build = [&](int64_t units) {
       ProseHaystack h = build_prose_haystack(*corpus_, first_passage, units, inserts, keep);
-      return ContextDraft{std::move(h.text), h.depths[0]};
+      return ContextDraft{std::move(h.text), h.depths[answer_insert]};
     };
     LongContextExample e;
     e.id = request.id;
     e.task = name();
     e.bucket = request.bucket;
-    e.question = "Question: " + t.question(facts[0]) + "\nAnswer:";
+    e.question =
+        "Question: " + (options_.rewrites > 0 ? t.latest_question(facts[0]) : t.question(facts[0])) + "\nAnswer:";
     e.answer = t.answer(facts[0].value);
     FittedContext fit = fit_context(build, e.question, e.answer, request.target_tokens, counter_);
     e.context = std::move(fit.draft.context);

@@ -9,7 +9,19 @@
 //   "The budget of the Harbor Office was 4,512 thousand dollars in 1987."
 //   Question: What was the budget of the Harbor Office in 1987?      Answer: 4,512 thousand dollars
 //
-// Templates: budget, staff, director, headquarters city, founding year. Entities are "<Noun> <Kind>"
+// Templates: budget, staff, director, headquarters city, founding year, and a code word
+//
+//   "The code word of the Harbor Office is garnet."  Question: What is the code word of the Harbor Office?
+//
+// (the plainest key -> value form: the key is the entity, the value one of 48 colour and stone names, so
+// that recalling it means recalling which word, not copying a string of digits). `templates` restricts the
+// draw to some of them.
+//
+// Rewrites (the associative retrieval with rewrites of the ARMT 2024 paper), for templates without a year:
+// the asked entity's value is stated `rewrites` + 1 times, each later statement overriding the earlier ones
+// ("The code word of the Harbor Office was changed to onyx."), and the question asks for the latest value; every distractor entity is stated
+// 1 ... rewrites + 1 times, so how often an entity occurs does not give the asked one away. The statements
+// of the asked entity keep their order in the text; the answer's statement is the last of them. Entities are "<Noun> <Kind>"
 // ("Harbor Office", "Lantern Council") from our word lists; people and cities come from short lists of
 // our own. Background sentences that mention any entity or value of the example are left out, values
 // never contain one another, so the answer occurs in the context exactly once (checked; an example that
@@ -17,6 +29,8 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "swarmt/data/long_context_dataset.h"
 #include "swarmt/data/text_corpus.h"
@@ -24,8 +38,13 @@
 namespace swarmt::data {
 
 struct LongQaOptions {
-  int64_t distractors = 4;  // facts of the same template about other entities
+  int64_t distractors = 4;             // facts of the same template about other entities
+  std::vector<std::string> templates;  // names to draw from (long_qa_template_names()); empty: all
+  int64_t rewrites = 0;                // earlier values of the asked fact that a later statement overrides
 };
+
+// budget, staff, director, headquarters, founded, code.
+const std::vector<std::string>& long_qa_template_names();
 
 class LongQaTask : public LongContextTask {
  public:
@@ -37,6 +56,7 @@ class LongQaTask : public LongContextTask {
   std::shared_ptr<const ProseCorpus> corpus_;
   LongQaOptions options_;
   QaLengthCounter counter_;
+  std::vector<size_t> templates_;  // indices of the templates to draw from
 };
 
 }  // namespace swarmt::data
