@@ -126,6 +126,23 @@ TEST(EvalReport, right_or_wrong_scores_get_wilson_intervals_and_partial_scores_n
   EXPECT_NEAR((back.by_variant_length[{"recall_k4", 64}].high), 88.75, 0.01);
 }
 
+TEST(EvalReport, a_length_with_one_variant_keeps_its_interval_when_each_length_is_its_own_variant) {
+  // `data synth --lengths` names a bucket per length (long_qa/512, long_qa/1024): one variant at each
+  // length, so each length's score is a proportion of right answers and has its Wilson interval; a
+  // length where two tasks are averaged has none.
+  std::vector<EvalSampleResult> samples;
+  for (int i = 0; i < 10; ++i) samples.push_back(sample("long_qa/512", 512, i < 7 ? 100 : 0));
+  for (int i = 0; i < 10; ++i) samples.push_back(sample("long_qa/1024", 1024, i < 2 ? 100 : 0));
+  samples.push_back(sample("other_task", 1024, 100));
+  EvalAggregates agg = aggregate_results(samples);
+  ASSERT_TRUE(agg.by_length[512].has_interval());
+  EXPECT_EQ(agg.by_length[512].successes, 7);
+  EXPECT_NEAR(agg.by_length[512].low, 39.68, 0.01);  // Wilson, 7 of 10
+  EXPECT_NEAR(agg.by_length[512].high, 89.22, 0.01);
+  EXPECT_FALSE(agg.by_length[1024].has_interval());
+  EXPECT_DOUBLE_EQ(agg.by_length[1024].mean, 60.0);  // (20 + 100) / 2
+}
+
 TEST(EvalReport, distance_reports_name_their_axis_and_draw_marks_and_bars) {
   TempDir dir;
   EvalRun run;

@@ -160,19 +160,21 @@ EvalAggregates aggregate_results(const std::vector<EvalSampleResult>& samples, s
   for (int64_t len : agg.lengths) {
     Accumulator over_variants;
     int64_t count = 0;
+    const MeanScore* only = nullptr;  // the one variant with samples at this length, if there is one
+    int64_t variants_here = 0;
     for (const auto& variant : agg.variants) {
       auto it = agg.by_variant_length.find({variant, len});
       if (it == agg.by_variant_length.end()) continue;
       over_variants.add(it->second.mean);
       count += it->second.count;
+      only = &it->second;
+      ++variants_here;
     }
     agg.by_length[len] = {over_variants.mean().mean, count};
-    // With one variant the length's score is that variant's, interval included; a mean over variants is
-    // not a proportion of independent trials and gets none.
-    if (agg.variants.size() == 1) {
-      auto it = agg.by_variant_length.find({agg.variants.front(), len});
-      if (it != agg.by_variant_length.end()) agg.by_length[len] = it->second;
-    }
+    // With one variant at the length (one task, or a bucket per length) the length's score is that
+    // variant's, interval included; a mean over variants is not a proportion of independent trials and
+    // gets none.
+    if (variants_here == 1) agg.by_length[len] = *only;
     overall.add(agg.by_length[len].mean);
   }
   agg.overall = overall.mean().mean;
