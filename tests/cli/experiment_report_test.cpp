@@ -137,12 +137,16 @@ struct ArmtExperimentReport : ::testing::Test {
     }
     run("-q data synth long_qa --tokenizer byte --lengths 256,512 --samples 2 --distractors 0 --seed 3 --out " + work +
         "/qa.jsonl");
-    for (const char* task : {"qa", "needles"}) {
-      for (const char* name : {"armt", "armt_mid", "base_last_T"}) {
-        const std::string model = std::string(name) == "base_last_T" ? "base_answer --context-limit 64" : name;
-        run("-q eval qa --model " + work + "/" + model + " --data " + work + "/qa.jsonl --out " + work + "/eval/" +
-            task + "/" + name);
-      }
+    for (const char* name : {"armt", "armt_mid", "base_last_T"}) {
+      const std::string model = std::string(name) == "base_last_T" ? "base_answer --context-limit 64" : name;
+      run("-q eval qa --model " + work + "/" + model + " --data " + work + "/qa.jsonl --out " + work + "/eval/eval_d0/" + name);
+    }
+    // A model evaluated on length subsets of a set, one directory each (as the full-attention baseline is).
+    for (const char* length : {"256", "512"}) {
+      run("-q data synth long_qa --tokenizer byte --lengths " + std::string(length) +
+          " --samples 3 --distractors 0 --seed 4 --out " + work + "/qa_" + length + ".jsonl");
+      run("-q eval qa --model " + work + "/base_answer --data " + work + "/qa_" + length + ".jsonl --out " + work +
+          "/eval/eval_d0_" + length + "/full");
     }
     run("-q armt cost --model " + work + "/armt --segments 1,2 --json " + work + "/cost.json");
     for (const char* name : {"armt", "armt_mid"})
@@ -157,10 +161,10 @@ struct ArmtExperimentReport : ::testing::Test {
     if (std::system("python3 -c 'import json' > /dev/null 2>&1") != 0) GTEST_SKIP() << "python3 is not installed";
     ASSERT_TRUE(setup_error.empty()) << setup_error;
   }
-  testing::CommandResult report(const std::string& kind, const std::string& models) {
+  testing::CommandResult report(const std::string& kind) {
     const fs::path script = fs::path(SWARMT_TEST_DATA_DIR).parent_path().parent_path() / "experiments" / "armt_report.py";
     return testing::run_shell("python3 " + script.string() + " " + kind + " " + work + " " + out_dir.path() +
-                              " --mode quick --segment 64 --seconds 5 --models " + models + " --swarmt " + SWARMT_BINARY);
+                              " --mode quick --segment 64 --seconds 5 --swarmt " + SWARMT_BINARY);
   }
   static TempDir* tmp;
   static std::string work;
@@ -171,26 +175,28 @@ TempDir* ArmtExperimentReport::tmp = nullptr;
 std::string ArmtExperimentReport::work;
 std::string ArmtExperimentReport::setup_error;
 
-TEST_F(ArmtExperimentReport, context_report_carries_scores_cost_and_peak_memory_into_results_json) {
-  auto r = report("context", "armt base_last_T");
+TEST_F(ArmtExperimentReport, context_report_carries_scores_intervals_and_cost_into_results_json) {
+  auto r = report("context");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const Json results = read_json(out_dir.path() + "/results.json");
-  for (const char* task : {"qa", "needles"}) {
-    for (const char* name : {"armt", "base_last_T"}) {
-      const Json summary = read_json(work + "/eval/" + task + "/" + name + "/summary.json");
-      const Json& model = results.at("models").at(name).at(task);
-      for (const auto& item : summary.at("aggregates").at("by_length")) {
-        const std::string length = std::to_string(item.at("length").get<int64_t>());
-        EXPECT_DOUBLE_EQ(model.at("by_length").at(length).get<double>(), item.at("mean").get<double>())
-            << name << " " << task << " at " << length;
-      }
-      for (const auto& res : summary.at("metadata").at("resources")) {
-        const std::string length = std::to_string(res.at("length").get<int64_t>());
-        EXPECT_DOUBLE_EQ(model.at("peak_rss_mib_by_length").at(length).get<double>(),
-                         res.at("peak_rss_bytes").get<double>() / (1 << 20));
-      }
+  // Every cell is the evaluation summary's: mean, Wilson interval and count, by length.
+  auto expect_cells = [&](const std::string& dir, const std::string& name) {
+    const Json summary = read_json(work + "/eval/" + dir + "/" + name + "/summary.json");
+    for (const auto& item : summary.at("aggregates").at("by_length")) {
+      const std::string length = std::to_string(item.at("length").get<int64_t>());
+      const Json& cell = results.at("cells").at(name).at("eval_d0").at(length);
+      EXPECT_DOUBLE_EQ(cell.at("mean").get<double>(), item.at("mean").get<double>()) << name << " at " << length;
+      // Exact match gives an interval where every score is 0 or 100; an untrained model may earn partial scores.
+      EXPECT_EQ(cell.at("ci95"), item.contains("ci95") ? item.at("ci95") : Json(nullptr));
+      EXPECT_EQ(cell.at("count"), item.at("count"));
     }
-  }
+  };
+  for (const char* name : {"armt", "base_last_T"}) expect_cells("eval_d0", name);
+  // The length subsets of one set are merged into the set.
+  expect_cells("eval_d0_256", "full");
+  expect_cells("eval_d0_512", "full");
+  EXPECT_EQ(results.at("cells").at("full").at("eval_d0").size(), 2u);
+  EXPECT_TRUE(fs::exists(out_dir.path() + "/eval_d0.svg"));
   const Json cost = read_json(work + "/cost.json");
   ASSERT_EQ(results.at("cost").size(), cost.at("rows").size());
   for (size_t i = 0; i < cost.at("rows").size(); ++i)
@@ -199,7 +205,7 @@ TEST_F(ArmtExperimentReport, context_report_carries_scores_cost_and_peak_memory_
 }
 
 TEST_F(ArmtExperimentReport, layers_report_reads_the_memory_layers_from_the_adapters) {
-  auto r = report("layers", "armt armt_mid");
+  auto r = report("layers");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const Json results = read_json(out_dir.path() + "/results.json");
   EXPECT_EQ(results.at("memory").at("armt").at("memory_layers"), Json::array({0, 1}));
@@ -213,7 +219,7 @@ TEST_F(ArmtExperimentReport, layers_report_reads_the_memory_layers_from_the_adap
 TEST_F(ArmtExperimentReport, a_missing_cost_table_is_reported_with_its_path) {
   // The suite's work directory is shared: the table is moved away for this test only.
   fs::rename(work + "/cost.json", work + "/cost.json.away");
-  auto r = report("context", "armt base_last_T");
+  auto r = report("context");
   fs::rename(work + "/cost.json.away", work + "/cost.json");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE((r.out + r.err).find("cost.json"), std::string::npos) << r.out << r.err;
