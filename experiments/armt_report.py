@@ -177,6 +177,7 @@ def main():
     ap.add_argument("--seconds", type=int, required=True)
     ap.add_argument("--swarmt", required=True)
     ap.add_argument("--segment", type=int, required=True, help="segment length T in tokens")
+    ap.add_argument("--note", default="", help="a paragraph for the README, e.g. which stages this run did not reach")
     a = ap.parse_args()
     T = a.segment
     os.makedirs(a.results, exist_ok=True)
@@ -194,6 +195,9 @@ def main():
           f"work directory are reused and their own times are listed below). Segment T = {T} byte tokens. "
           "Task: `long_qa --templates code` (\"The code word of the Harbor Office is garnet.\" ... \"What is the "
           "code word of the Harbor Office?\"), exact match; every number is in `results.json`."]
+    if a.note:
+        md += ["", f"**Note.** {a.note}"]
+        results["note"] = a.note
     if a.kind == "context":
         models = ["armt", "full", "full_rope", "base_last_T", "base_qa"]
         md += set_tables(cells, models, T, a.results)
