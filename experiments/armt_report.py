@@ -73,7 +73,11 @@ def cell_text(c):
 
 
 def svg_plot(path, title, series, T):
-    """Exact match vs length with 95% Wilson bars, one line per model; log2 x axis in segments."""
+    """Exact match vs length with 95% Wilson bars, one line per model; log2 x axis in segments.
+
+    Drawn here rather than by `swarmt eval compare` because a model's cells of one set may come from
+    several evaluation directories (the full-attention baseline is run per length, with its own RoPE
+    scaling), and compare draws one line per directory."""
     import math
     W, H, L, R, TOP, B = 640, 380, 60, 200, 40, 50
     lengths = sorted({int(n) for cells in series.values() for n in cells})

@@ -157,7 +157,11 @@ LongQaTask::LongQaTask(std::shared_ptr<const ProseCorpus> corpus, LongQaOptions 
   if (options_.templates.empty()) options_.templates = long_qa_template_names();
   for (const auto& name : options_.templates) {
     auto it = std::find_if(templates().begin(), templates().end(), [&](const Template& t) { return t.name == name; });
-    SWARMT_CHECK_INPUT(it != templates().end(), "long_qa: templates: '", name, "' is not a template (budget, staff, director, headquarters, founded, code)");
+    if (it == templates().end()) {
+      std::string known;  // from the table itself, so a new template is listed without touching this
+      for (const auto& t : templates()) known += (known.empty() ? "" : ", ") + t.name;
+      throw_input_error("long_qa: templates: '", name, "' is not a template (", known, ")");
+    }
     SWARMT_CHECK_INPUT(options_.rewrites == 0 || it->rewrite, "long_qa: template '", name,
                        "' cannot be rewritten (rewrites > 0 needs templates that can: code)");
     templates_.push_back(static_cast<size_t>(it - templates().begin()));
@@ -196,7 +200,7 @@ LongContextExample LongQaTask::generate(const ExampleRequest& request) const {
       facts[1].entity = facts[0].entity;
       while (facts[1].year == facts[0].year) facts[1].year = rng.uniform_int(1950, 2019);
     }
-    // Values never contain (or hide in) another value or a year of the facts.
+    // Values never contain (or hide in) another value, an entity name or a year of the facts.
     std::vector<std::string> taken;
     for (const auto& e : entities) taken.push_back(lower(e));
     if (t.has_year)
