@@ -180,6 +180,19 @@ std::vector<ops::AssocMemoryState> ArmtModel::zero_memories(int64_t batch) const
   return out;
 }
 
+at::Tensor ArmtModel::layer_with_memory(int64_t i, const at::Tensor& h, const LayerRun& run_layer,
+                                        const std::vector<ops::AssocMemoryState>& read_from,
+                                        std::vector<ops::AssocMemoryState>* write_to, int64_t write_from) {
+  const int64_t slot = slot_of_layer_[i];
+  if (slot < 0) return run_layer(base_->layer(i), h);
+  ArmtMemoryLayer& memory = memory_modules_[slot];
+  at::Tensor out = run_layer(base_->layer(i), h + memory->read(read_from[slot], h));
+  if (write_to != nullptr) {
+    (*write_to)[slot] = memory->write(read_from[slot], out.narrow(1, write_from, out.size(1) - write_from));
+  }
+  return out;
+}
+
 at::Tensor ArmtModel::run_segment(const at::Tensor& x, std::vector<ops::AssocMemoryState>& memories, bool write,
                                   const ForwardOptions& options, const at::Tensor& doc_ids) {
   const int64_t batch = x.size(0), n = x.size(1), mem = config_.num_memory_tokens;
@@ -197,12 +210,9 @@ at::Tensor ArmtModel::run_segment(const at::Tensor& x, std::vector<ops::AssocMem
     ctx.doc_ids = docs;
     ctx.resets = nn::resets_from_doc_ids(docs);
   }
-  for (int64_t i = 0; i < base_->num_layers(); ++i) {
-    const int64_t slot = slot_of_layer_[i];
-    if (slot >= 0) h = h + memory_modules_[slot]->read(memories[slot], h);
-    h = base_->layer(i).forward(h, ctx);
-    if (slot >= 0 && write) memories[slot] = memory_modules_[slot]->write(memories[slot], h.narrow(1, n, mem));
-  }
+  const auto forward = [&ctx](nn::DecoderLayer& layer, const at::Tensor& in) { return layer.forward(in, ctx); };
+  for (int64_t i = 0; i < base_->num_layers(); ++i)
+    h = layer_with_memory(i, h, forward, memories, write ? &memories : nullptr, n);
   return write ? h.narrow(1, 0, n) : h;
 }
 
@@ -264,10 +274,10 @@ void ArmtModel::commit(ArmtStreamState& s) {
   // of earlier segments; each memory layer then writes from its outputs at these positions.
   std::vector<ops::AssocMemoryState> next = s.memories;
   for (int64_t i = 0; i < base_->num_layers(); ++i) {
-    const int64_t slot = slot_of_layer_[i];
-    if (slot >= 0) h = h + memory_modules_[slot]->read(s.memories[slot], h);
-    h = base_->layer(i).forward_stateful(h, *s.segment.layers[i]);
-    if (slot >= 0) next[slot] = memory_modules_[slot]->write(s.memories[slot], h);
+    const auto forward = [&s, i](nn::DecoderLayer& layer, const at::Tensor& in) {
+      return layer.forward_stateful(in, *s.segment.layers[i]);
+    };
+    h = layer_with_memory(i, h, forward, s.memories, &next, 0);
   }
   s.memories = std::move(next);
   s.segment = base_->new_state(s.batch);
@@ -286,9 +296,10 @@ at::Tensor ArmtModel::forward_stateful_hidden(const at::Tensor& tokens, ModelSta
     const int64_t n = std::min(seg - s->active, length - offset);
     at::Tensor h = embed(on_device.narrow(1, offset, n));
     for (int64_t i = 0; i < base_->num_layers(); ++i) {
-      const int64_t slot = slot_of_layer_[i];
-      if (slot >= 0) h = h + memory_modules_[slot]->read(s->memories[slot], h);
-      h = base_->layer(i).forward_stateful(h, *s->segment.layers[i]);
+      const auto forward = [s, i](nn::DecoderLayer& layer, const at::Tensor& in) {
+        return layer.forward_stateful(in, *s->segment.layers[i]);
+      };
+      h = layer_with_memory(i, h, forward, s->memories, nullptr, 0);
     }
     outputs.push_back(h);
     s->active += n;

@@ -25,6 +25,7 @@
 // "armt.layers.<l>.{query,key,value,beta}.weight" and "armt.layers.<l>.beta.bias".
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -108,6 +109,15 @@ class ArmtModel : public CausalLM {
   // Returns the hidden states of the n real tokens; updates `memories` in place.
   at::Tensor run_segment(const at::Tensor& x, std::vector<ops::AssocMemoryState>& memories, bool write,
                          const ForwardOptions& options, const at::Tensor& doc_ids);
+
+  // One layer of the wrapped stack, the step shared by training, streaming and commits (§1): h plus what
+  // layer i's memory in `read_from` retrieves for it goes through `run_layer`; when `write_to` is given, the
+  // outputs at positions [write_from, end) (the memory tokens) are written into (*write_to)[slot], starting
+  // from the state that was read. Layers without memory only run.
+  using LayerRun = std::function<at::Tensor(nn::DecoderLayer&, const at::Tensor&)>;
+  at::Tensor layer_with_memory(int64_t i, const at::Tensor& h, const LayerRun& run_layer,
+                               const std::vector<ops::AssocMemoryState>& read_from,
+                               std::vector<ops::AssocMemoryState>* write_to, int64_t write_from);
 
   std::vector<ops::AssocMemoryState> zero_memories(int64_t batch) const;
   const ArmtConfig& config() const { return config_; }
