@@ -263,6 +263,13 @@ TEST(ArmtModel, streaming_in_any_chunks_equals_the_full_forward) {
   }
 }
 
+TEST(ArmtModel, an_inference_window_set_on_the_wrapper_reaches_the_base_and_its_saved_config) {
+  ArmtModel model(make_base(tiny_swax_json()), small_armt());
+  model.set_inference_window(3);
+  EXPECT_EQ(model.config_json()["base_config"]["sliding_window"], 3);
+  EXPECT_EQ(model.layer(1).window(), 3);  // layer_pattern "MS": the S layer
+}
+
 TEST(ArmtModel, inference_state_does_not_grow_with_the_number_of_segments) {
   auto base = make_base(tiny_llama_json());
   ArmtModel armt(base, small_armt(8));

@@ -5,6 +5,7 @@
 #include "swarmt/core/error.h"
 #include "swarmt/models/model_io.h"
 #include "swarmt/models/registry.h"
+#include "swarmt/nn/mlstm_layer.h"
 #include "test_util.h"
 #include "bad_input.h"
 
@@ -104,6 +105,19 @@ TEST(SwaxModel, window_override_changes_only_sliding_layers) {
   EXPECT_TENSORS_CLOSE(c.narrow(1, 0, 4), b.narrow(1, 0, 4), 1e-5);
 }
 
+// An inference window override (after stochastic window training, or generate --window) is part of
+// the model's config: a saved model runs at that window.
+TEST(SwaxModel, an_inference_window_override_is_kept_in_the_config) {
+  SwaxForCausalLM model(tiny_config("MSAS", 4));
+  model.set_inference_window(9);
+  EXPECT_EQ(model.inference_window(), 9);
+  EXPECT_EQ(model.config_json()["sliding_window"], 9);
+  SwaxForCausalLM no_sliding(tiny_config("MA", 4));
+  no_sliding.set_inference_window(9);
+  EXPECT_EQ(no_sliding.inference_window(), 0);
+  EXPECT_EQ(no_sliding.config_json()["sliding_window"], 4);
+}
+
 TEST(SwaxModel, tensor_names_follow_the_documented_layout) {
   SwaxForCausalLM model(tiny_config("MSGA", 4));
   std::set<std::string> names;
@@ -120,10 +134,11 @@ TEST(SwaxModel, tensor_names_follow_the_documented_layout) {
 TEST(SwaxModel, initialisation_follows_the_xlstm_recipe) {
   SwaxForCausalLM model(tiny_config("MS", 4));
   auto& block = dynamic_cast<nn::HybridBlock&>(model.layer(0));
-  EXPECT_TRUE(at::all(block.mlstm->igate_proj->bias == -10.0).item<bool>());
-  EXPECT_TRUE(at::allclose(block.mlstm->fgate_proj->bias, at::linspace(3.0, 6.0, 2)));
-  EXPECT_EQ(block.mlstm->igate_proj->weight.abs().sum().item<double>(), 0.0);
-  EXPECT_EQ(block.mlstm->ogate_proj->weight.abs().sum().item<double>(), 0.0);
+  auto& mlstm = block.mixer_as<nn::MLSTMLayerImpl>();
+  EXPECT_TRUE(at::all(mlstm.igate_proj->bias == -10.0).item<bool>());
+  EXPECT_TRUE(at::allclose(mlstm.fgate_proj->bias, at::linspace(3.0, 6.0, 2)));
+  EXPECT_EQ(mlstm.igate_proj->weight.abs().sum().item<double>(), 0.0);
+  EXPECT_EQ(mlstm.ogate_proj->weight.abs().sum().item<double>(), 0.0);
   double std = model.model->embed_tokens->weight.std().item<double>();
   EXPECT_NEAR(std, std::sqrt(2.0 / (5.0 * 32)), 0.03);
 }

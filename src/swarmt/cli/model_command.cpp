@@ -17,6 +17,7 @@
 #include "swarmt/models/model_footprint.h"
 #include "swarmt/models/model_io.h"
 #include "swarmt/models/registry.h"
+#include "swarmt/models/swax_mixers.h"
 #include "swarmt/models/swax_summary.h"
 
 namespace fs = std::filesystem;
@@ -87,10 +88,9 @@ int run_describe(const DescribeOptions& o) {
             << swax.hidden_size << ", vocab " << swax.vocab_size << "\n\n";
   MarkdownTable blocks({"block", "count", "parameters each", "parameters", "state/seq @" + std::to_string(o.context),
                         "GFLOP/token each"});
-  const std::map<char, std::string> names{{'S', "S sliding-window attention"}, {'A', "A full attention"},
-                                          {'M', "M mLSTM"}, {'G', "G Gated DeltaNet"}};
   for (const auto& [kind, k] : summary.kinds)
-    blocks.add_row({names.at(kind), std::to_string(k.count), human_count(static_cast<double>(k.parameters_per_block)),
+    blocks.add_row({std::string(1, kind) + " " + models::swax_mixer_kind(kind).description, std::to_string(k.count),
+                    human_count(static_cast<double>(k.parameters_per_block)),
                     human_count(static_cast<double>(k.count * k.parameters_per_block)),
                     human_bytes(static_cast<double>(k.count * k.state_bytes_per_block)),
                     format_fixed(k.flops_per_token / 1e9, 4)});

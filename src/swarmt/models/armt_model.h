@@ -83,6 +83,8 @@ class ArmtModel : public CausalLM {
   std::string model_type() const override { return "armt"; }
   Json config_json() const override;  // the ARMT fields + "base_config"
   std::vector<int64_t> eos_token_ids() const override { return base_->eos_token_ids(); }
+  // The base keeps the window in its own config, which config_json() nests as "base_config".
+  void set_inference_window(int64_t window) override { base_->set_inference_window(window); }
 
   // Base tensors under their own names + the adapter tensors ("armt.*").
   std::vector<std::pair<std::string, at::Tensor>> checkpoint_tensors() const override;

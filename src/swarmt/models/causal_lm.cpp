@@ -85,8 +85,14 @@ int64_t CausalLM::num_parameters() const {
 
 std::vector<std::pair<std::string, at::Tensor>> CausalLM::checkpoint_tensors() const {
   std::vector<std::pair<std::string, at::Tensor>> out;
-  for (const auto& item : named_parameters()) out.emplace_back(item.key(), item.value());
+  for (const auto& item : named_parameters()) out.emplace_back(item.key(), to_checkpoint(item.key(), item.value()));
   return out;
+}
+
+at::Tensor CausalLM::to_checkpoint(const std::string& /*name*/, const at::Tensor& parameter) const { return parameter; }
+
+void CausalLM::load_tensor(const std::string& /*name*/, const at::Tensor& stored, at::Tensor& parameter) {
+  parameter.copy_(stored);
 }
 
 void CausalLM::load_checkpoint_tensors(const std::function<at::Tensor(const std::string&)>& lookup,
@@ -97,7 +103,7 @@ void CausalLM::load_checkpoint_tensors(const std::function<at::Tensor(const std:
     SWARMT_CHECK_INPUT(stored.defined(), source, ": tensor '", item.key(), "' is missing");
     SWARMT_CHECK_INPUT(stored.sizes() == item.value().sizes(), source, ": tensor '", item.key(), "' has shape ",
                        stored.sizes(), ", expected ", item.value().sizes());
-    item.value().copy_(stored);
+    load_tensor(item.key(), stored, item.value());
   }
 }
 

@@ -14,6 +14,7 @@
 #include <torch/torch.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,9 +32,10 @@ struct ModelState {
 };
 
 struct ForwardOptions {
-  int64_t window = 0;      // sliding-window override for this step (stochastic window training); 0: none
-  at::Tensor doc_ids;      // undefined or int64 (B, N): document index of each token (packed training data)
-  int64_t position_offset = 0;  // absolute position of the first token
+  std::optional<int64_t> window;  // window of the sliding layers for this step (stochastic window training);
+                                  // nullopt: their own
+  at::Tensor doc_ids;             // undefined or int64 (B, N): document index of each token (packed data)
+  int64_t position_offset = 0;    // absolute position of the first token
 };
 
 class CausalLM : public torch::nn::Module {
@@ -74,13 +76,21 @@ class CausalLM : public torch::nn::Module {
   virtual at::Tensor forward_stateful_hidden(const at::Tensor& tokens, ModelState& state);
   at::Tensor forward_stateful(const at::Tensor& tokens, ModelState& state);  // logits (B, n, V)
 
-  // Inference window of the sliding-window layers (0 if the model has none).
+  // Inference window of the sliding-window layers (0 if the model has none). Architectures whose config
+  // holds the window keep the new one there too, so that config_json describes the model as it runs.
   int64_t inference_window();
-  void set_inference_window(int64_t window);
+  virtual void set_inference_window(int64_t window);
 
   at::ScalarType dtype() const;
   at::Device device() const;
   int64_t num_parameters() const;
+
+ protected:
+  // Per-tensor fix-ups between a checkpoint's values and the parameters (Gemma's 1 + w norms), used by
+  // checkpoint_tensors and load_checkpoint_tensors. Defaults: the tensor as it is; copied into the
+  // parameter (casting to its dtype).
+  virtual at::Tensor to_checkpoint(const std::string& name, const at::Tensor& parameter) const;
+  virtual void load_tensor(const std::string& name, const at::Tensor& stored, at::Tensor& parameter);
 };
 
 // Positions (N) int64 starting at `offset`.

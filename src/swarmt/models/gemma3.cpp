@@ -2,7 +2,8 @@
 
 #include <cmath>
 
-#include "swarmt/core/error.h"
+#include "swarmt/nn/attention_layer.h"
+#include "swarmt/nn/residual_block.h"
 
 namespace swarmt::models {
 namespace {
@@ -11,13 +12,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-nn::RMSNorm gemma_norm(int64_t dim, double eps) { return nn::RMSNorm(dim, eps, /*cast_before_weight=*/false); }
-
-}  // namespace
-
-bool is_gemma_norm_weight(const std::string& name) { return ends_with(name, "norm.weight"); }
-
-Gemma3DecoderLayer::Gemma3DecoderLayer(const Gemma3Config& c, int64_t index) {
+std::shared_ptr<nn::DecoderLayer> make_gemma3_layer(const Gemma3Config& c, int64_t index) {
   const bool sliding = c.sliding.at(index);
   nn::AttentionLayerOptions a;
   a.hidden_size = c.hidden_size;
@@ -29,38 +24,39 @@ Gemma3DecoderLayer::Gemma3DecoderLayer(const Gemma3Config& c, int64_t index) {
   a.window = sliding ? c.sliding_window : 0;
   a.scale = 1.0 / std::sqrt(c.query_pre_attn_scalar);
   a.softcap = c.attn_logit_softcapping;
-  a.qk_norm = true;
+  a.qk_norm = true;  // q_norm / k_norm multiply in fp32 too (AttentionLayer: cast_before_weight = false)
   a.qk_norm_eps = c.rms_norm_eps;
-  input_layernorm = register_module("input_layernorm", gemma_norm(c.hidden_size, c.rms_norm_eps));
-  self_attn = register_module("self_attn", nn::AttentionLayer(a));
-  post_attention_layernorm = register_module("post_attention_layernorm", gemma_norm(c.hidden_size, c.rms_norm_eps));
-  pre_feedforward_layernorm = register_module("pre_feedforward_layernorm", gemma_norm(c.hidden_size, c.rms_norm_eps));
-  mlp = register_module("mlp", nn::GatedMLP(c.hidden_size, c.intermediate_size,
-                                            nn::activation_from_name(c.hidden_activation, "config.json: field 'hidden_activation'")));
-  post_feedforward_layernorm = register_module("post_feedforward_layernorm", gemma_norm(c.hidden_size, c.rms_norm_eps));
-  // q_norm / k_norm come from AttentionLayer with cast_before_weight = false as well.
+  nn::ResidualBlockOptions o;
+  o.mixer_name = "self_attn";
+  o.hidden_size = c.hidden_size;
+  o.intermediate_size = c.intermediate_size;
+  o.activation = nn::activation_from_name(c.hidden_activation, "config.json: field 'hidden_activation'");
+  o.norm_eps = c.rms_norm_eps;
+  o.norm_cast_before_weight = false;
+  o.sandwich_norms = true;
+  return std::make_shared<nn::ResidualBlock>(nn::AttentionLayer(a).ptr(), o);
 }
 
-at::Tensor Gemma3DecoderLayer::forward(const at::Tensor& x, const nn::LayerContext& ctx) {
-  auto h = x + post_attention_layernorm->forward(self_attn->forward(input_layernorm->forward(x), ctx));
-  return h + post_feedforward_layernorm->forward(mlp->forward(pre_feedforward_layernorm->forward(h)));
+DecoderLMOptions gemma3_decoder_options(const Gemma3Config& c) {
+  DecoderLMOptions o;
+  o.vocab_size = c.vocab_size;
+  o.hidden_size = c.hidden_size;
+  o.norm_eps = c.rms_norm_eps;
+  o.norm_cast_before_weight = false;
+  o.tie_word_embeddings = c.tie_word_embeddings;
+  o.embedding_scale = std::sqrt(static_cast<double>(c.hidden_size));
+  o.final_logit_softcap = c.final_logit_softcapping;
+  return o;
 }
 
-at::Tensor Gemma3DecoderLayer::forward_stateful(const at::Tensor& x, nn::LayerState& state) {
-  auto h = x + post_attention_layernorm->forward(self_attn->forward_stateful(input_layernorm->forward(x), state));
-  return h + post_feedforward_layernorm->forward(mlp->forward(pre_feedforward_layernorm->forward(h)));
-}
+}  // namespace
 
-std::unique_ptr<nn::LayerState> Gemma3DecoderLayer::new_state(int64_t batch, at::ScalarType dtype, at::Device device) const {
-  return self_attn->new_state(batch, dtype, device);
-}
+bool is_gemma_norm_weight(const std::string& name) { return ends_with(name, "norm.weight"); }
 
-Gemma3ForCausalLM::Gemma3ForCausalLM(const Gemma3Config& config) : config_(config) {
-  model = register_module("model", DecoderStack(config.vocab_size, config.hidden_size, config.rms_norm_eps,
-                                                /*norm_cast_before_weight=*/false));
-  for (int64_t i = 0; i < config.num_hidden_layers; ++i) model->add_layer(std::make_shared<Gemma3DecoderLayer>(config, i));
-  if (!config.tie_word_embeddings)
-    lm_head = register_module("lm_head", torch::nn::Linear(torch::nn::LinearOptions(config.hidden_size, config.vocab_size).bias(false)));
+Gemma3ForCausalLM::Gemma3ForCausalLM(const Gemma3Config& config)
+    : DecoderLM(gemma3_decoder_options(config), config.num_hidden_layers,
+                [&config](int64_t i) { return make_gemma3_layer(config, i); }),
+      config_(config) {
   at::NoGradGuard no_grad;
   for (auto& item : named_parameters()) {
     if (is_gemma_norm_weight(item.key())) item.value().fill_(1.0);  // folded 1 + w with w = 0 (HF init)
@@ -68,54 +64,21 @@ Gemma3ForCausalLM::Gemma3ForCausalLM(const Gemma3Config& config) : config_(confi
   }
 }
 
-at::Tensor Gemma3ForCausalLM::embed(const at::Tensor& tokens) {
-  const auto& weight = model->embed_tokens->weight;
-  // HF keeps embed_scale as a tensor and casts it to the weights' dtype: sqrt(1152) = 33.94 becomes 34.0
-  // in bf16.
-  auto scale = at::scalar_tensor(std::sqrt(static_cast<double>(config_.hidden_size)), at::kFloat).to(weight.scalar_type());
-  return model->embed_tokens->forward(tokens) * scale.to(weight.device());
+at::Tensor Gemma3ForCausalLM::to_checkpoint(const std::string& name, const at::Tensor& parameter) const {
+  if (!is_gemma_norm_weight(name)) return parameter;
+  // The norms are kept in fp32 (or fp64); the checkpoint stores them like the other weights, whose dtype
+  // the embedding (the first parameter) carries.
+  return (parameter.detach() - 1.0).to(model->embed_tokens->weight.scalar_type());
 }
 
-at::Tensor Gemma3ForCausalLM::head(const at::Tensor& hidden) {
-  auto h = model->norm->forward(hidden);
-  auto logits = lm_head ? lm_head->forward(h) : at::matmul(h, model->embed_tokens->weight.t());
-  logits = logits.to(hidden.scalar_type() == at::kDouble ? at::kDouble : at::kFloat);
-  if (config_.final_logit_softcapping > 0)
-    logits = config_.final_logit_softcapping * at::tanh(logits / config_.final_logit_softcapping);
-  return logits;
-}
-
-std::vector<std::pair<std::string, at::Tensor>> Gemma3ForCausalLM::checkpoint_tensors() const {
-  std::vector<std::pair<std::string, at::Tensor>> out;
-  at::ScalarType stored = at::kFloat;
-  for (const auto& item : named_parameters())
-    if (!is_gemma_norm_weight(item.key())) {
-      stored = item.value().scalar_type();
-      break;
-    }
-  for (const auto& item : named_parameters()) {
-    if (is_gemma_norm_weight(item.key())) out.emplace_back(item.key(), (item.value().detach() - 1.0).to(stored));
-    else out.emplace_back(item.key(), item.value());
+void Gemma3ForCausalLM::load_tensor(const std::string& name, const at::Tensor& stored, at::Tensor& parameter) {
+  if (!is_gemma_norm_weight(name)) {
+    parameter.copy_(stored);
+    return;
   }
-  return out;
-}
-
-void Gemma3ForCausalLM::load_checkpoint_tensors(const std::function<at::Tensor(const std::string&)>& lookup,
-                                                const std::string& source) {
-  at::NoGradGuard no_grad;
-  for (auto& item : named_parameters()) {
-    at::Tensor stored = lookup(item.key());
-    SWARMT_CHECK_INPUT(stored.defined(), source, ": tensor '", item.key(), "' is missing");
-    SWARMT_CHECK_INPUT(stored.sizes() == item.value().sizes(), source, ": tensor '", item.key(), "' has shape ",
-                       stored.sizes(), ", expected ", item.value().sizes());
-    if (is_gemma_norm_weight(item.key())) {
-      // Fold HF's (1 + w) in fp32, as HF computes it, and keep the result in fp32.
-      auto precision = item.value().scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
-      item.value().set_data(stored.to(precision) + 1.0);
-    } else {
-      item.value().copy_(stored);
-    }
-  }
+  // Fold HF's (1 + w) in fp32, as HF computes it, and keep the result in fp32.
+  auto precision = parameter.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+  parameter.set_data(stored.to(precision) + 1.0);
 }
 
 }  // namespace swarmt::models

@@ -1,6 +1,7 @@
 #include "swarmt/models/llama.h"
 
-#include "swarmt/core/error.h"
+#include "swarmt/nn/attention_layer.h"
+#include "swarmt/nn/residual_block.h"
 
 namespace swarmt::models {
 namespace {
@@ -18,50 +19,36 @@ nn::AttentionLayerOptions attention_options(const LlamaConfig& c) {
   return o;
 }
 
+std::shared_ptr<nn::DecoderLayer> make_llama_layer(const LlamaConfig& c) {
+  nn::ResidualBlockOptions o;
+  o.mixer_name = "self_attn";
+  o.hidden_size = c.hidden_size;
+  o.intermediate_size = c.intermediate_size;
+  o.activation = nn::activation_from_name(c.hidden_act, "config.json: field 'hidden_act'");
+  o.mlp_bias = c.mlp_bias;
+  o.norm_eps = c.rms_norm_eps;
+  return std::make_shared<nn::ResidualBlock>(nn::AttentionLayer(attention_options(c)).ptr(), o);
+}
+
+DecoderLMOptions llama_decoder_options(const LlamaConfig& c) {
+  DecoderLMOptions o;
+  o.vocab_size = c.vocab_size;
+  o.hidden_size = c.hidden_size;
+  o.norm_eps = c.rms_norm_eps;
+  o.tie_word_embeddings = c.tie_word_embeddings;
+  return o;
+}
+
 }  // namespace
 
-LlamaDecoderLayer::LlamaDecoderLayer(const LlamaConfig& c) {
-  input_layernorm = register_module("input_layernorm", nn::RMSNorm(c.hidden_size, c.rms_norm_eps));
-  self_attn = register_module("self_attn", nn::AttentionLayer(attention_options(c)));
-  post_attention_layernorm = register_module("post_attention_layernorm", nn::RMSNorm(c.hidden_size, c.rms_norm_eps));
-  mlp = register_module("mlp", nn::GatedMLP(c.hidden_size, c.intermediate_size,
-                                            nn::activation_from_name(c.hidden_act, "config.json: field 'hidden_act'"),
-                                            c.mlp_bias));
-}
-
-at::Tensor LlamaDecoderLayer::forward(const at::Tensor& x, const nn::LayerContext& ctx) {
-  auto h = x + self_attn->forward(input_layernorm->forward(x), ctx);
-  return h + mlp->forward(post_attention_layernorm->forward(h));
-}
-
-at::Tensor LlamaDecoderLayer::forward_stateful(const at::Tensor& x, nn::LayerState& state) {
-  auto h = x + self_attn->forward_stateful(input_layernorm->forward(x), state);
-  return h + mlp->forward(post_attention_layernorm->forward(h));
-}
-
-std::unique_ptr<nn::LayerState> LlamaDecoderLayer::new_state(int64_t batch, at::ScalarType dtype, at::Device device) const {
-  return self_attn->new_state(batch, dtype, device);
-}
-
-LlamaForCausalLM::LlamaForCausalLM(const LlamaConfig& config) : config_(config) {
-  model = register_module("model", DecoderStack(config.vocab_size, config.hidden_size, config.rms_norm_eps));
-  for (int64_t i = 0; i < config.num_hidden_layers; ++i) model->add_layer(std::make_shared<LlamaDecoderLayer>(config));
-  if (!config.tie_word_embeddings)
-    lm_head = register_module("lm_head", torch::nn::Linear(torch::nn::LinearOptions(config.hidden_size, config.vocab_size).bias(false)));
+LlamaForCausalLM::LlamaForCausalLM(const LlamaConfig& config)
+    : DecoderLM(llama_decoder_options(config), config.num_hidden_layers,
+                [&config](int64_t) { return make_llama_layer(config); }),
+      config_(config) {
   // HF initialisation (initializer_range 0.02); real use loads pretrained weights.
   at::NoGradGuard no_grad;
   for (auto& p : parameters())
     if (p.dim() >= 2) p.normal_(0.0, 0.02);
 }
-
-at::Tensor LlamaForCausalLM::embed(const at::Tensor& tokens) { return model->embed_tokens->forward(tokens); }
-
-at::Tensor LlamaForCausalLM::head(const at::Tensor& hidden) {
-  auto h = model->norm->forward(hidden);
-  auto logits = lm_head ? lm_head->forward(h) : at::matmul(h, model->embed_tokens->weight.t());
-  return logits.to(hidden.scalar_type() == at::kDouble ? at::kDouble : at::kFloat);
-}
-
-Json LlamaForCausalLM::config_json() const { return config_.original; }
 
 }  // namespace swarmt::models

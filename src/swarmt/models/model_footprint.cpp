@@ -8,38 +8,24 @@
 #include "swarmt/core/memory_budget.h"
 #include "swarmt/models/hf_config.h"
 #include "swarmt/models/swax_config.h"
+#include "swarmt/models/swax_mixers.h"
 
 namespace swarmt::models {
 namespace {
 
 double as_double(int64_t n) { return static_cast<double>(n); }
 
-// q, k, v and o projections of attention with `heads` query and `kv_heads` key/value heads.
-double attention_parameters(double hidden, double heads, double kv_heads, double head_dim) {
-  return hidden * (heads + 2 * kv_heads) * head_dim + heads * head_dim * hidden;
-}
-
 double embedding_parameters(double vocab, double hidden, bool tied) { return vocab * hidden * (tied ? 1 : 2); }
 
 }  // namespace
 
+double attention_projection_parameters(double hidden, double heads, double kv_heads, double head_dim) {
+  return hidden * (heads + 2 * kv_heads) * head_dim + heads * head_dim * hidden;
+}
+
 double swax_block_parameters(const SwaxConfig& c, char kind) {
-  const double h = as_double(c.hidden_size);
-  const double mlp = 3 * h * as_double(c.resolved_intermediate_size());
-  double mixer = 0;
-  if (kind == 'S' || kind == 'A') {
-    mixer = attention_parameters(h, as_double(c.num_attention_heads), as_double(c.num_key_value_heads),
-                                 as_double(c.head_dim));
-  } else if (kind == 'M') {  // q, k (qk_head_dim), v and output gate (v_head_dim), out
-    const double heads = as_double(c.mlstm_num_heads);
-    mixer = h * heads * (2 * as_double(c.mlstm_qk_head_dim) + 2 * as_double(c.mlstm_v_head_dim)) +
-            heads * as_double(c.mlstm_v_head_dim) * h;
-  } else if (kind == 'G') {  // q, k (key_dim), v and output gate (value_dim), out
-    const double key_dim = as_double(c.gdn_num_heads * c.gdn_head_dim);
-    const double value_dim = as_double(c.gdn_num_heads) * as_double(c.gdn_v_head_dim);
-    mixer = h * (2 * key_dim + 2 * value_dim) + value_dim * h;
-  }
-  return mixer + mlp;
+  const double mlp = 3 * as_double(c.hidden_size) * as_double(c.resolved_intermediate_size());
+  return swax_mixer_kind(kind).parameters(c) + mlp;
 }
 
 namespace {
@@ -53,8 +39,8 @@ double swax_parameters(const SwaxConfig& c) {
 template <typename Config>
 double decoder_parameters(const Config& c) {
   const double h = as_double(c.hidden_size);
-  const double layer = attention_parameters(h, as_double(c.num_attention_heads), as_double(c.num_key_value_heads),
-                                            as_double(c.head_dim)) +
+  const double layer = attention_projection_parameters(h, as_double(c.num_attention_heads),
+                                                       as_double(c.num_key_value_heads), as_double(c.head_dim)) +
                        3 * h * as_double(c.intermediate_size);
   return embedding_parameters(as_double(c.vocab_size), h, c.tie_word_embeddings) +
          as_double(c.num_hidden_layers) * layer;

@@ -23,8 +23,12 @@ double estimate_parameters(const Json& config, const std::string& source);
 // SWARMT_MEMORY_LIMIT like every memory check (core/memory_budget.h).
 void check_model_fits(const Json& config, const std::string& source);
 
-// Parameters of one SWAX block of `kind` (mixer + MLP), the same lower bound.
+// Parameters of one SWAX block of `kind` (its mixer's count from the mixer table + the MLP), the same
+// lower bound.
 double swax_block_parameters(const SwaxConfig& config, char kind);
+
+// The q, k, v and o projections of attention with `heads` query and `kv_heads` key/value heads.
+double attention_projection_parameters(double hidden, double heads, double kv_heads, double head_dim);
 
 // The same check for one block, which `model describe` builds to count it.
 void check_swax_block_fits(const SwaxConfig& config, char kind, const std::string& source);

@@ -2,6 +2,7 @@
 
 #include "swarmt/core/error.h"
 #include "swarmt/core/memory_budget.h"
+#include "swarmt/models/swax_mixers.h"
 
 namespace swarmt::models {
 
@@ -33,9 +34,8 @@ SwaxConfig SwaxConfig::from_json(const Json& json, const std::string& source) {
   std::string pattern = v.get_string("layer_pattern", c.layer_pattern);
   SWARMT_CHECK_INPUT(!pattern.empty(), v.describe("layer_pattern"), " must not be empty");
   for (char ch : pattern)
-    SWARMT_CHECK_INPUT(ch == 'S' || ch == 'A' || ch == 'M' || ch == 'G', v.describe("layer_pattern"),
-                       " may only contain S (sliding-window attention), A (full attention), M (mLSTM) and G "
-                       "(Gated DeltaNet); got '", ch, "' in \"", pattern, "\"");
+    SWARMT_CHECK_INPUT(find_swax_mixer_kind(ch) != nullptr, v.describe("layer_pattern"), " may only contain ",
+                       describe_swax_mixer_kinds(), "; got '", ch, "' in \"", pattern, "\"");
   if (v.has("num_hidden_layers")) {
     int64_t layers = v.get_int_in("num_hidden_layers", 1, 4096);
     std::string expanded;

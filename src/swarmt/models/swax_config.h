@@ -1,7 +1,8 @@
 // Configuration of a SWAX hybrid model (config.json with "model_type": "swax"): every hyper-parameter
 // explicit, so a model directory fully describes its architecture.
 //
-// The architecture is a stack of blocks named by a layer pattern (specs/swax.md §1.4):
+// The architecture is a stack of blocks named by a layer pattern (specs/swax.md §1.4), one letter of the
+// mixer table (models/swax_mixers.h) per block:
 //   S = sliding-window attention, A = full attention, M = mLSTM, G = Gated DeltaNet.
 // SWAX proper is "MS" repeated (mLSTM first in each pair, §1.3); baselines are "S…S" (pure SWA),
 // "M…M" (pure mLSTM), "A…A" (Transformer), "GS…" (the Gated DeltaNet variant).

@@ -1,6 +1,10 @@
 #include "swarmt/nn/attention_layer.h"
 
+#include <algorithm>
+
 #include "swarmt/core/error.h"
+#include "swarmt/nn/init.h"
+#include "swarmt/ops/flops.h"
 
 namespace swarmt::nn {
 
@@ -51,8 +55,27 @@ at::Tensor AttentionLayerImpl::output(const at::Tensor& attn) {
 at::Tensor AttentionLayerImpl::forward(const at::Tensor& x, const LayerContext& ctx) {
   auto [q, k, v] = project(x, ctx.positions);
   // The per-step window (stochastic window training) applies to sliding layers only.
-  int64_t window = options_.window > 0 && ctx.window > 0 ? ctx.window : options_.window;
+  const int64_t window = is_sliding() && ctx.window ? *ctx.window : options_.window;
   return output(ops::causal_attention(q, k, v, attention_options(window), ctx.doc_ids));
+}
+
+void AttentionLayerImpl::reset_parameters(int64_t num_blocks) {
+  at::NoGradGuard no_grad;
+  const int64_t d = options_.hidden_size;
+  small_init_(q_proj->weight, d);
+  small_init_(k_proj->weight, d);
+  small_init_(v_proj->weight, d);
+  wang_init_(o_proj->weight, d, num_blocks);
+}
+
+int64_t AttentionLayerImpl::state_values(int64_t context) const {
+  const int64_t per_token = 2 * options_.num_kv_heads * options_.head_dim;  // a key and a value per kv head
+  return per_token * (is_sliding() ? std::min(options_.window, context) : context);
+}
+
+double AttentionLayerImpl::mixing_flops_per_token(int64_t context) const {
+  return ops::attention_forward_flops(1, options_.num_heads, context, context, options_.head_dim, options_.window) /
+         static_cast<double>(context);
 }
 
 std::unique_ptr<LayerState> AttentionLayerImpl::new_state(int64_t batch, at::ScalarType dtype,

@@ -11,7 +11,7 @@
 
 #include <torch/torch.h>
 
-#include "swarmt/nn/layer_context.h"
+#include "swarmt/nn/mixer.h"
 #include "swarmt/nn/norms.h"
 #include "swarmt/ops/attention.h"
 #include "swarmt/ops/rope.h"
@@ -41,21 +41,33 @@ struct KVCacheState : LayerState {
   int64_t bytes_after(int64_t more_tokens) const override { return cache.bytes_after(more_tokens); }
 };
 
-class AttentionLayerImpl : public torch::nn::Module {
+class AttentionLayerImpl : public Mixer {
  public:
   explicit AttentionLayerImpl(const AttentionLayerOptions& options);
 
-  // x: (B, N, hidden) -> (B, N, hidden). Training and full-sequence evaluation.
-  at::Tensor forward(const at::Tensor& x, const LayerContext& ctx);
+  // x: (B, N, hidden) -> (B, N, hidden). Training and full-sequence evaluation. A sliding layer uses
+  // ctx.window when it holds one (stochastic window training), else its own window.
+  at::Tensor forward(const at::Tensor& x, const LayerContext& ctx) override;
 
   // Streaming: continues from `state` (positions state.seen ...); any chunk length.
-  at::Tensor forward_stateful(const at::Tensor& x, LayerState& state);
-  std::unique_ptr<LayerState> new_state(int64_t batch, at::ScalarType dtype, at::Device device) const;
+  at::Tensor forward_stateful(const at::Tensor& x, LayerState& state) override;
+  std::unique_ptr<LayerState> new_state(int64_t batch, at::ScalarType dtype, at::Device device) const override;
 
-  // Window used at inference (streaming and full forward without a per-step override).
-  int64_t window() const { return options_.window; }
-  void set_window(int64_t window) { options_.window = window; }
+  // Window used at inference (streaming and full forward without a per-step override); 0 for full
+  // attention, which has no window to change (set_window leaves it full).
+  int64_t window() const override { return options_.window; }
+  void set_window(int64_t window) override {
+    if (is_sliding()) options_.window = window;
+  }
   bool is_sliding() const { return options_.window > 0; }
+
+  // SWAX init: small_init for q, k, v and wang_init for o (specs/swax.md §2.5). Biases and the q/k norms
+  // (Llama, Gemma-3: loaded from checkpoints) keep their values.
+  void reset_parameters(int64_t num_blocks) override;
+  // Keys and values of min(window, context) tokens (every token without a window), per kv head.
+  int64_t state_values(int64_t context) const override;
+  // q kᵀ and p v over the keys each query sees (ops::attention_forward_flops).
+  double mixing_flops_per_token(int64_t context) const override;
   const AttentionLayerOptions& options() const { return options_; }
 
   torch::nn::Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, o_proj{nullptr};

@@ -1,5 +1,6 @@
-// A decoder layer of any architecture (SWAX hybrid block, Llama layer, Gemma-3 layer). CausalLM runs a
-// stack of them; ARMT wraps them one by one.
+// A decoder layer of any architecture. CausalLM runs a stack of them; ARMT wraps them one by one. Every
+// architecture here uses nn::ResidualBlock (nn/residual_block.h), around an attention, mLSTM, Gated
+// DeltaNet or other nn::Mixer.
 #pragma once
 
 #include <torch/torch.h>

@@ -5,6 +5,7 @@
 #include "swarmt/core/error.h"
 #include "swarmt/nn/init.h"
 #include "swarmt/nn/state_dtype.h"
+#include "swarmt/ops/recurrent_flops.h"
 
 namespace swarmt::nn {
 namespace {
@@ -54,6 +55,17 @@ void GatedDeltaNetLayerImpl::reset_parameters() {
   auto dt = at::exp(at::rand({H}) * (std::log(0.1) - std::log(0.001)) + std::log(0.001)).clamp_min(1e-4);
   dt_bias.copy_(dt + at::log(-at::expm1(-dt)));
   o_norm->weight.fill_(1.0);
+}
+
+int64_t GatedDeltaNetLayerImpl::state_values(int64_t /*context*/) const {
+  const auto& o = options_;
+  return o.num_heads * o.head_dim * o.v_head_dim + (o.conv_size - 1) * o.num_heads * (2 * o.head_dim + o.v_head_dim);
+}
+
+double GatedDeltaNetLayerImpl::mixing_flops_per_token(int64_t context) const {
+  const auto& o = options_;
+  return ops::gated_delta_chunkwise_flops(1, o.num_heads, context, o.head_dim, o.v_head_dim, o.chunk_size).forward /
+         static_cast<double>(context);
 }
 
 GatedDeltaNetLayerImpl::Inputs GatedDeltaNetLayerImpl::project(const at::Tensor& x, const at::Tensor& resets,

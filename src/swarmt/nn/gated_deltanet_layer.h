@@ -11,7 +11,7 @@
 
 #include <torch/torch.h>
 
-#include "swarmt/nn/layer_context.h"
+#include "swarmt/nn/mixer.h"
 #include "swarmt/nn/norms.h"
 #include "swarmt/ops/gated_delta.h"
 
@@ -34,16 +34,24 @@ struct GatedDeltaNetLayerState : LayerState {
   int64_t bytes() const override;
 };
 
-class GatedDeltaNetLayerImpl : public torch::nn::Module {
+class GatedDeltaNetLayerImpl : public Mixer {
  public:
   explicit GatedDeltaNetLayerImpl(const GatedDeltaNetLayerOptions& options);
 
-  at::Tensor forward(const at::Tensor& x, const LayerContext& ctx);  // (B, N, d) -> (B, N, d)
-  at::Tensor forward_stateful(const at::Tensor& x, LayerState& state);
-  std::unique_ptr<LayerState> new_state(int64_t batch, at::ScalarType dtype, at::Device device) const;
+  at::Tensor forward(const at::Tensor& x, const LayerContext& ctx) override;  // (B, N, d) -> (B, N, d)
+  at::Tensor forward_stateful(const at::Tensor& x, LayerState& state) override;
+  std::unique_ptr<LayerState> new_state(int64_t batch, at::ScalarType dtype, at::Device device) const override;
+  bool is_recurrent() const override { return true; }
 
   // Initialisation of specs/swax.md §3.4 (A ~ U(0, 16), dt in [1e-3, 1e-1], linears N(0, 0.02)).
   void reset_parameters();
+  // The same: the GDN init does not depend on the depth.
+  void reset_parameters(int64_t /*num_blocks*/) override { reset_parameters(); }
+  // Per head S (Dk x Dv), plus the conv tails: K - 1 past inputs of the q, k (Dk) and v (Dv) projections;
+  // the same at every context.
+  int64_t state_values(int64_t context) const override;
+  // The chunkwise gated delta rule (ops::gated_delta_chunkwise_flops).
+  double mixing_flops_per_token(int64_t context) const override;
   const GatedDeltaNetLayerOptions& options() const { return options_; }
 
   torch::nn::Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, a_proj{nullptr}, b_proj{nullptr};

@@ -6,13 +6,16 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 namespace swarmt::nn {
 
 // Per-call information shared by all layers of a forward pass.
 struct LayerContext {
   at::Tensor positions;   // int64 (N): absolute positions of the tokens of this call (RoPE)
-  int64_t window = 0;     // sliding window for this step's SWA layers; 0 = the layer's configured window
+  // Sliding window of this step's SWA layers (stochastic window training); nullopt: each layer's own.
+  // Full-attention layers ignore it.
+  std::optional<int64_t> window;
   at::Tensor doc_ids;     // undefined or int64 (B, N): document index of each token (packing)
   at::Tensor resets;      // undefined or bool (B, N): true at the first token of a document (not at t = 0)
 };

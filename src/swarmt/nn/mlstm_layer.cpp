@@ -1,11 +1,13 @@
 #include "swarmt/nn/mlstm_layer.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "swarmt/core/error.h"
 #include "swarmt/nn/init.h"
 #include "swarmt/nn/state_dtype.h"
 #include "swarmt/ops/gated_delta.h"
+#include "swarmt/ops/recurrent_flops.h"
 
 namespace swarmt::nn {
 namespace {
@@ -54,6 +56,18 @@ void MLSTMLayerImpl::reset_parameters(int64_t num_blocks) {
   // The convolution as a PyTorch Conv1d (kaiming-uniform, fan_in = kernel size), like GDN's.
   if (qk_conv.defined()) qk_conv.uniform_(-1.0 / std::sqrt(static_cast<double>(options_.conv_size)),
                                           1.0 / std::sqrt(static_cast<double>(options_.conv_size)));
+}
+
+int64_t MLSTMLayerImpl::state_values(int64_t /*context*/) const {
+  const auto& o = options_;
+  return o.num_heads * (o.qk_head_dim * o.v_head_dim + o.qk_head_dim + 1) +
+         std::max<int64_t>(0, o.conv_size - 1) * o.hidden_size;
+}
+
+double MLSTMLayerImpl::mixing_flops_per_token(int64_t context) const {
+  const auto& o = options_;
+  return ops::mlstm_chunkwise_flops(1, o.num_heads, context, o.qk_head_dim, o.v_head_dim, o.chunk_size).forward /
+         static_cast<double>(context);
 }
 
 MLSTMLayerImpl::Projections MLSTMLayerImpl::project(const at::Tensor& x, const at::Tensor& resets, at::Tensor* conv_cache) {

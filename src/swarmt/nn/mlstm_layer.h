@@ -14,7 +14,7 @@
 
 #include <torch/torch.h>
 
-#include "swarmt/nn/layer_context.h"
+#include "swarmt/nn/mixer.h"
 #include "swarmt/nn/norms.h"
 #include "swarmt/ops/mlstm.h"
 
@@ -38,16 +38,22 @@ struct MLSTMLayerState : LayerState {
   int64_t bytes() const override;
 };
 
-class MLSTMLayerImpl : public torch::nn::Module {
+class MLSTMLayerImpl : public Mixer {
  public:
   explicit MLSTMLayerImpl(const MLSTMLayerOptions& options);
 
-  at::Tensor forward(const at::Tensor& x, const LayerContext& ctx);  // (B, N, d) -> (B, N, d)
-  at::Tensor forward_stateful(const at::Tensor& x, LayerState& state);
-  std::unique_ptr<LayerState> new_state(int64_t batch, at::ScalarType dtype, at::Device device) const;
+  at::Tensor forward(const at::Tensor& x, const LayerContext& ctx) override;  // (B, N, d) -> (B, N, d)
+  at::Tensor forward_stateful(const at::Tensor& x, LayerState& state) override;
+  std::unique_ptr<LayerState> new_state(int64_t batch, at::ScalarType dtype, at::Device device) const override;
+  bool is_recurrent() const override { return true; }
 
   // Initialisation of specs/swax.md §2.5 (num_blocks for the wang_init of out_proj).
-  void reset_parameters(int64_t num_blocks);
+  void reset_parameters(int64_t num_blocks) override;
+  // Per head C (Dqk x Dv), n (Dqk) and m, plus the conv tail (K - 1 inputs of d channels) when K > 0;
+  // the same at every context.
+  int64_t state_values(int64_t context) const override;
+  // The chunkwise cell (ops::mlstm_chunkwise_flops).
+  double mixing_flops_per_token(int64_t context) const override;
 
   const MLSTMLayerOptions& options() const { return options_; }
 

@@ -38,7 +38,7 @@ data::Batch CausalLMTask::validation_batch(int64_t index, int64_t rows) {
 
 LossTerms CausalLMTask::loss(const data::Batch& batch, const StepPlan& plan) {
   models::ForwardOptions options;
-  options.window = plan.window;
+  if (plan.window > 0) options.window = plan.window;  // 0: the model's own window
   options.doc_ids = batch.doc_ids;
   model_->train(torch::GradMode::is_enabled());
   auto logits = model_->forward(batch.tokens, options);
