@@ -6,6 +6,7 @@
 #   libopenblas0-pthread  fast fp32 BLAS; without it libtorch falls back to the ~15x slower reference BLAS
 #   nlohmann-json3-dev    JSON;  libcli11-dev  command line;  libpcre2-dev  Unicode regex (tokenizers)
 #   libunistring-dev      Unicode normalization (NFC/NFKC) and character classes (tokenizers)
+#   libssl-dev            libcrypto: SHA-256 of checkpoint files
 #   libgtest-dev, libgmock-dev, libbenchmark-dev   tests and micro-benchmarks
 #   libgloo-dev           collective communication for multi-process training on CPU
 #   cmake, ninja-build, ccache, g++, pkg-config     the build
@@ -18,7 +19,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config clang libclang-rt-14-dev
   libtorch-dev libopenblas0-pthread
-  nlohmann-json3-dev libcli11-dev libpcre2-dev libunistring-dev
+  nlohmann-json3-dev libcli11-dev libpcre2-dev libunistring-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev libgloo-dev
   python3
 )

@@ -1,4 +1,5 @@
-// SHA-256 (FIPS 180-4) of byte ranges and files, used to verify checkpoint files against their manifest.
+// SHA-256 of byte ranges and files (OpenSSL's libcrypto), used to verify checkpoint files against their
+// manifest.
 //
 // Streaming: feed any number of update() calls, then finish(). Files are hashed in 1 MiB chunks, so a
 // multi-gigabyte optimizer state never has to fit in memory.
@@ -7,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace swarmt {
@@ -16,17 +18,17 @@ using Sha256Digest = std::array<uint8_t, 32>;
 class Sha256 {
  public:
   Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
   void update(const void* data, size_t size);
   void update(const std::string& bytes) { update(bytes.data(), bytes.size()); }
-  // Pads, finishes and returns the digest; the object must not be updated afterwards.
+  // Returns the digest; the object must not be updated afterwards.
   Sha256Digest finish();
 
  private:
-  void compress(const uint8_t* block);  // one 64-byte block into state_
-  std::array<uint32_t, 8> state_;
-  std::array<uint8_t, 64> buffer_;
-  size_t buffered_ = 0;       // bytes waiting in buffer_
-  uint64_t total_bytes_ = 0;  // message length so far
+  struct Context;  // libcrypto's digest context, kept out of this header
+  std::unique_ptr<Context> context_;
   bool finished_ = false;
 };
 

@@ -1,41 +1,30 @@
 #include "swarmt/tokenizer/utf8.h"
 
+#include <unistr.h>
+
 #include <cstdio>
 
 #include "swarmt/core/error.h"
 
 namespace swarmt::tokenizer {
 
+// Code point walking, encoding, validation and counting are libunistring's (unistr.h); the lossy decoder
+// and the streaming suffix below need the maximal-subpart rule, which it does not offer.
+
 char32_t next_code_point(std::string_view text, size_t& pos) {
-  auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
-  unsigned char lead = byte(pos);
-  size_t len = utf8_sequence_length(lead);
-  if (len == 1 || pos + len > text.size()) {
-    ++pos;
-    return lead;
-  }
-  char32_t cp = lead & (0x7F >> len);
-  for (size_t i = 1; i < len; ++i) cp = (cp << 6) | (byte(pos + i) & 0x3F);
-  pos += len;
-  return cp;
+  ucs4_t cp = 0;
+  const auto* at = reinterpret_cast<const uint8_t*>(text.data() + pos);
+  // Valid input is assumed; an invalid or truncated sequence gives U+FFFD and consumes at least a byte.
+  const int length = u8_mbtouc(&cp, at, text.size() - pos);
+  pos += static_cast<size_t>(length > 0 ? length : 1);
+  return static_cast<char32_t>(cp);
 }
 
 void append_utf8(char32_t cp, std::string& out) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
+  uint8_t encoded[6];
+  const int length = u8_uctomb(encoded, static_cast<ucs4_t>(cp), sizeof(encoded));
+  SWARMT_CHECK(length > 0, "append_utf8: U+", static_cast<uint32_t>(cp), " cannot be encoded as UTF-8");
+  out.append(reinterpret_cast<const char*>(encoded), static_cast<size_t>(length));
 }
 
 std::string utf8_of(char32_t cp) {
@@ -81,17 +70,10 @@ int well_formed_length(std::string_view bytes, size_t pos) {
 }  // namespace
 
 std::optional<size_t> find_invalid_utf8(std::string_view text) {
-  size_t pos = 0;
-  while (pos < text.size()) {
-    if (static_cast<unsigned char>(text[pos]) < 0x80) {
-      ++pos;
-      continue;
-    }
-    int len = well_formed_length(text, pos);
-    if (len < 0) return pos;
-    pos += static_cast<size_t>(len);
-  }
-  return std::nullopt;
+  const auto* begin = reinterpret_cast<const uint8_t*>(text.data());
+  const uint8_t* bad = u8_check(begin, text.size());
+  if (bad == nullptr) return std::nullopt;
+  return static_cast<size_t>(bad - begin);
 }
 
 void require_valid_utf8(std::string_view text, const std::string& what) {
@@ -135,9 +117,7 @@ size_t incomplete_utf8_suffix(std::string_view bytes) {
 }
 
 size_t count_code_points(std::string_view text) {
-  size_t n = 0;
-  for (char c : text) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return n;
+  return u8_mbsnlen(reinterpret_cast<const uint8_t*>(text.data()), text.size());
 }
 
 }  // namespace swarmt::tokenizer
