@@ -55,7 +55,7 @@ clean:
 SANITIZE_DIR ?= build-sanitize
 test-sanitize: setup fixtures
 	@test -f $(SANITIZE_DIR)/build.ninja || cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release \
-	  -DCMAKE_CXX_COMPILER=clang++ -DSWARMT_SANITIZE=ON -DSWARMT_BUILD_BENCH=OFF -DSWARMT_UNITY_BUILD=$(UNITY) $(CMAKE_ARGS)
+	  -DCMAKE_CXX_COMPILER=clang++ -DSWARMT_SANITIZE=ON -DSWARMT_UNITY_BUILD=$(UNITY) $(CMAKE_ARGS)
 	cmake --build $(SANITIZE_DIR) -j $(JOBS) --target swarmt swarmt_tests
 	cd $(SANITIZE_DIR) && SWARMT_FIXTURES_DIR=$(abspath $(BUILD_DIR))/fixtures \
 	  ctest -j $(JOBS) --output-on-failure --timeout 1800

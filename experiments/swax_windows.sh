@@ -3,7 +3,7 @@
 # recurrent layers learn long-range recall, and the model extrapolates past its training length;
 # stochastic windows keep the in-distribution quality of long windows.
 #
-# Task: distance-controlled associative recall (data/distance_recall.h) in the byte id space, training
+# Task: distance-controlled associative recall (data/synthetic/distance_recall.h) in the byte id space, training
 # length T = 256: facts "key value" asked again d tokens later, 90 % of training distances inside the
 # long window (10-60), 10 % between it and T (65-200), loss only at the questions. Pairs per sequence
 # 1 -> 2 (halfway), three questions per fact, each d after the previous occurrence.

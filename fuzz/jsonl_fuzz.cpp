@@ -9,7 +9,7 @@
 #include "fuzz_harness.h"
 #include "swarmt/core/error.h"
 #include "swarmt/core/json.h"
-#include "swarmt/data/jsonl.h"
+#include "swarmt/data/long_context/jsonl.h"
 #include "swarmt/tokenizer/utf8.h"
 
 namespace swarmt::fuzz {

@@ -14,7 +14,7 @@
 
 #include "fuzz_harness.h"
 #include "swarmt/core/json.h"
-#include "swarmt/data/token_file.h"
+#include "swarmt/data/corpus/token_file.h"
 
 namespace fs = std::filesystem;
 

@@ -26,7 +26,7 @@ max_len=${FUZZ_MAX_LEN:-16384}
 
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++ \
-    -DSWARMT_FUZZ=ON -DSWARMT_BUILD_TESTS=OFF -DSWARMT_BUILD_BENCH=OFF
+    -DSWARMT_FUZZ=ON -DSWARMT_BUILD_TESTS=OFF
 fi
 cmake --build "$build" --target swarmt_fuzzers
 

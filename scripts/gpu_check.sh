@@ -14,7 +14,7 @@ python3 -c 'import torch; assert torch.cuda.is_available(), "torch sees no CUDA 
 GEN=()
 command -v ninja > /dev/null && GEN=(-G Ninja)
 cmake -S . -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DSWARMT_CUDA=ON -DCMAKE_PREFIX_PATH="$PREFIX" \
-  -DSWARMT_BUILD_TESTS=OFF -DSWARMT_BUILD_BENCH=OFF -DSWARMT_UNITY_BUILD=ON > /dev/null
+  -DSWARMT_BUILD_TESTS=OFF -DSWARMT_UNITY_BUILD=ON > /dev/null
 cmake --build "$BUILD" --target swarmt -j "$(nproc)"
 S=$BUILD/swarmt
 mkdir -p "$WORK"

@@ -7,7 +7,7 @@
 #   nlohmann-json3-dev    JSON;  libcli11-dev  command line;  libpcre2-dev  Unicode regex (tokenizers)
 #   libunistring-dev      Unicode normalization (NFC/NFKC) and character classes (tokenizers)
 #   libssl-dev            libcrypto: SHA-256 of checkpoint files
-#   libgtest-dev, libgmock-dev, libbenchmark-dev   tests and micro-benchmarks
+#   libgtest-dev, libgmock-dev   tests
 #   libgloo-dev           collective communication for multi-process training on CPU
 #   cmake, ninja-build, ccache, g++, pkg-config     the build
 #   clang, libclang-rt-14-dev                        sanitizer and fuzzing builds (ASan/UBSan/libFuzzer runtimes)
@@ -20,7 +20,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config clang libclang-rt-14-dev
   libtorch-dev libopenblas0-pthread
   nlohmann-json3-dev libcli11-dev libpcre2-dev libunistring-dev libssl-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libgloo-dev
+  libgtest-dev libgmock-dev libgloo-dev
   python3
 )
 

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "swarmt/core/json.h"
 #include "test_util.h"
@@ -146,20 +148,28 @@ TEST(TrainCli, bad_inputs_exit_2_with_an_error_naming_the_problem) {
   EXPECT_NE(no_model.err.find("error:"), std::string::npos) << no_model.err;
 }
 
-TEST(BenchCli, kernels_json_has_one_object_per_kernel_and_length) {
+TEST(BenchCli, kernels_json_has_one_object_per_kernel_length_and_recurrent_chunk_size) {
   testing::TempDir tmp;
-  auto r = testing::run_swarmt("-q bench kernels --lengths 128,256 --kernels swa,full,mlstm,gdn --seconds 0.01 --json " +
-                               tmp.file("k.json"));
+  auto r = testing::run_swarmt("-q bench kernels --lengths 128,256 --kernels swa,full,mlstm,gdn --chunks 32,64 "
+                               "--seconds 0.01 --json " + tmp.file("k.json"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::ifstream f(tmp.file("k.json"));
   const Json j = Json::parse(f);
   EXPECT_GT(j.at("gemm_gflops").get<double>(), 0);
-  ASSERT_EQ(j.at("results").size(), 8u);
+  ASSERT_EQ(j.at("results").size(), 12u);  // 2 lengths x (swa, full, 2 chunks of mlstm, 2 of gdn)
+  std::map<std::string, std::set<int64_t>> chunks;
   for (const auto& row : j.at("results")) {
-    for (const char* field : {"kernel", "n", "window", "fwd_ms", "fwdbwd_ms", "gflops", "peak_mb"})
+    for (const char* field : {"kernel", "n", "window", "chunk", "fwd_ms", "fwdbwd_ms", "gflops", "peak_mb"})
       EXPECT_TRUE(row.contains(field)) << field << " missing in " << row.dump();
     EXPECT_GT(row.at("fwdbwd_ms").get<double>(), 0);
+    chunks[row.at("kernel").get<std::string>()].insert(row.at("chunk").get<int64_t>());
   }
+  EXPECT_EQ(chunks["mlstm"], (std::set<int64_t>{32, 64}));
+  EXPECT_EQ(chunks["gdn"], (std::set<int64_t>{32, 64}));
+  EXPECT_EQ(chunks["swa"], (std::set<int64_t>{0}));
+  auto bad_chunk = testing::run_swarmt("bench kernels --kernels mlstm --chunks 0");
+  EXPECT_EQ(bad_chunk.exit_code, 2);
+  EXPECT_NE(bad_chunk.err.find("--chunks"), std::string::npos) << bad_chunk.err;
   auto bad = testing::run_swarmt("bench kernels --kernels flash");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("flash"), std::string::npos) << bad.err;

@@ -8,9 +8,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "swarmt/core/error.h"
 #include "swarmt/core/json.h"
+#include "swarmt/core/safetensors.h"
 #include "swarmt/core/sha256.h"
 #include "test_util.h"
 
@@ -77,6 +79,28 @@ TEST(Checkpoint, commit_writes_a_manifest_with_sizes_and_hashes) {
   const CheckpointManifest verified = verify_checkpoint(dir);
   EXPECT_EQ(verified.step, 200);
   EXPECT_EQ(verified.files.count("trainer_state.json"), 1u);
+}
+
+// A file's writer hashes it while writing (write_safetensors returns the digest); the manifest takes the
+// recorded digest and does not read the file again. A digest recorded wrongly would therefore be caught
+// by verification, as this test shows by recording one on purpose.
+TEST(Checkpoint, digests_recorded_while_writing_go_into_the_manifest_without_reading_the_file_again) {
+  testing::TempDir tmp;
+  CheckpointWriter writer(tmp.path(), 300);
+  const std::vector<uint8_t> values(64, 7);
+  const FileDigest written = write_safetensors(writer.path_for("model.safetensors"),
+                                               {{"w", DType::U8, {64}, values.data(), values.size()}});
+  EXPECT_EQ(written.sha256, sha256_file_hex(writer.path_for("model.safetensors")));
+  EXPECT_EQ(written.bytes, fs::file_size(writer.path_for("model.safetensors")));
+  writer.record("model.safetensors", written);
+  testing::write_file(writer.path_for("optimizer.safetensors"), "optimizer state");
+  writer.record("optimizer.safetensors", {15, sha256_hex("not what was written")});
+  const std::string dir = writer.commit();
+
+  const Json manifest = read_json_file(dir + "/manifest.json");
+  EXPECT_EQ(manifest["files"]["model.safetensors"]["sha256"], written.sha256);
+  EXPECT_EQ(manifest["files"]["optimizer.safetensors"]["sha256"], sha256_hex("not what was written"));
+  EXPECT_NE(verify_error(dir).find("optimizer.safetensors: sha256 mismatch"), std::string::npos) << verify_error(dir);
 }
 
 TEST(Checkpoint, nothing_is_visible_before_commit_and_an_abandoned_write_leaves_nothing) {

@@ -4,8 +4,8 @@
 #include <filesystem>
 
 #include "swarmt/core/json.h"
-#include "swarmt/data/long_context_dataset_source.h"
-#include "swarmt/data/token_file.h"
+#include "swarmt/data/corpus/token_file.h"
+#include "swarmt/data/long_context/long_context_dataset_source.h"
 #include "test_util.h"
 
 namespace swarmt::data {

@@ -9,7 +9,7 @@
 
 #include "cli/tiny_run.h"
 #include "swarmt/core/random.h"
-#include "swarmt/data/distance_recall.h"
+#include "swarmt/data/synthetic/distance_recall.h"
 #include "swarmt/infer/loaded_model.h"
 #include "test_util.h"
 

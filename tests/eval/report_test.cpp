@@ -7,7 +7,7 @@
 
 #include "eval/xml_check.h"
 #include "swarmt/core/error.h"
-#include "swarmt/core/markdown_table.h"
+#include "swarmt/report/markdown_table.h"
 #include "test_util.h"
 
 namespace swarmt::eval {

@@ -14,7 +14,6 @@
 #include "swarmt/cli/distributed_cli.h"
 #include "swarmt/core/atomic_file.h"
 #include "swarmt/core/error.h"
-#include "swarmt/core/markdown_table.h"
 #include "swarmt/core/memory_budget.h"
 #include "swarmt/core/memory_usage.h"
 #include "swarmt/core/output_directory.h"
@@ -23,6 +22,7 @@
 #include "swarmt/eval/report.h"
 #include "swarmt/models/armt_cost.h"
 #include "swarmt/models/armt_io.h"
+#include "swarmt/report/markdown_table.h"
 #include "swarmt/train/armt_task.h"
 #include "swarmt/train/trainer.h"
 

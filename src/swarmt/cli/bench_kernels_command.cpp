@@ -1,10 +1,12 @@
 // `swarmt bench kernels`: the sequence-mixing kernels against sequence length, next to the machine's GEMM
 // rate measured in the same run.
 //
-//   swarmt bench kernels [--lengths 1k,4k,16k,64k] [--kernels swa,full,mlstm,gdn] [--max-full 16k] [--json FILE]
+//   swarmt bench kernels [--lengths 1k,4k,16k,64k] [--kernels swa,full,mlstm,gdn] [--max-full 16k]
+//                        [--chunks 64] [--json FILE]
 //
 // Shapes (batch 1, fp32): attention H = 8, D = 64 (SWA window 128, block 64); mLSTM H = 4, Dqk = 128,
-// Dv = 256; Gated DeltaNet H = 4, Dk = Dv = 128; chunk 64. Per (kernel, N): forward and forward+backward
+// Dv = 256; Gated DeltaNet H = 4, Dk = Dv = 128; the recurrent kernels at every chunk size of --chunks
+// (the trade-off between small per-chunk products and the quadratic intra-chunk work). Per (kernel, N): forward and forward+backward
 // milliseconds (best of up to 5 runs after a warm-up, within about a second), GFLOP/s of forward+backward
 // counting only the FLOPs the algorithm needs (ops/flops.h, ops/recurrent_flops.h), and the peak memory
 // the case added to the process. Each case runs in its own child process (this executable, re-run with
@@ -22,7 +24,6 @@
 #include "swarmt/cli/cli_util.h"
 #include "swarmt/core/error.h"
 #include "swarmt/core/json.h"
-#include "swarmt/core/markdown_table.h"
 #include "swarmt/core/memory_usage.h"
 #include "swarmt/ops/attention.h"
 #include "swarmt/ops/flops.h"
@@ -30,19 +31,21 @@
 #include "swarmt/ops/gemm_rate.h"
 #include "swarmt/ops/mlstm.h"
 #include "swarmt/ops/recurrent_flops.h"
+#include "swarmt/report/markdown_table.h"
 
 namespace swarmt::cli {
 namespace {
 
 constexpr int64_t kAttentionHeads = 8, kAttentionDim = 64, kWindow = 128;
-constexpr int64_t kRecurrentHeads = 4, kMlstmQk = 128, kMlstmV = 256, kGdnDim = 128, kChunk = 64;
+constexpr int64_t kRecurrentHeads = 4, kMlstmQk = 128, kMlstmV = 256, kGdnDim = 128;
 
 struct KernelsOptions {
   std::string lengths = "1k,4k,16k,64k";
   std::string kernels = "swa,full,mlstm,gdn";
   std::string max_full = "16k";
+  std::string chunks = "64";
   std::string json_out;
-  std::string one_case;  // internal: "kernel:n", run by the child process
+  std::string one_case;  // internal: "kernel:n:chunk", run by the child process
   double seconds = 1.0;
   bool quiet = false;
 };
@@ -91,9 +94,9 @@ CaseResult run_attention(int64_t n, int64_t window, double seconds) {
   return r;
 }
 
-CaseResult run_mlstm(int64_t n, double seconds) {
+CaseResult run_mlstm(int64_t n, int64_t chunk, double seconds) {
   ops::MLSTMOptions options;
-  options.chunk_size = kChunk;
+  options.chunk_size = chunk;
   auto q = at::randn({1, kRecurrentHeads, n, kMlstmQk}).requires_grad_(true);
   auto k = at::randn({1, kRecurrentHeads, n, kMlstmQk}).requires_grad_(true);
   auto v = at::randn({1, kRecurrentHeads, n, kMlstmV}).requires_grad_(true);
@@ -109,15 +112,15 @@ CaseResult run_mlstm(int64_t n, double seconds) {
     ops::mlstm_chunkwise(q, k, v, ig, fg, std::nullopt, options).first.backward(upstream);
     clear_grads({&q, &k, &v, &ig, &fg});
   }, seconds);
-  const auto flops = ops::mlstm_chunkwise_flops(1, kRecurrentHeads, n, kMlstmQk, kMlstmV, kChunk);
+  const auto flops = ops::mlstm_chunkwise_flops(1, kRecurrentHeads, n, kMlstmQk, kMlstmV, chunk);
   r.flops_fwd = flops.forward;
   r.flops_total = flops.total();
   return r;
 }
 
-CaseResult run_gdn(int64_t n, double seconds) {
+CaseResult run_gdn(int64_t n, int64_t chunk, double seconds) {
   ops::GatedDeltaOptions options;
-  options.chunk_size = kChunk;
+  options.chunk_size = chunk;
   auto unit = [](const at::Tensor& x) { return x / at::sqrt((x * x).sum(-1, true) + 1e-6); };
   auto q = unit(at::randn({1, kRecurrentHeads, n, kGdnDim})).requires_grad_(true);
   auto k = unit(at::randn({1, kRecurrentHeads, n, kGdnDim})).requires_grad_(true);
@@ -134,30 +137,39 @@ CaseResult run_gdn(int64_t n, double seconds) {
     ops::gated_delta_chunkwise(q, k, v, beta, g, std::nullopt, options).first.backward(upstream);
     clear_grads({&q, &k, &v, &beta, &g});
   }, seconds);
-  const auto flops = ops::gated_delta_chunkwise_flops(1, kRecurrentHeads, n, kGdnDim, kGdnDim, kChunk);
+  const auto flops = ops::gated_delta_chunkwise_flops(1, kRecurrentHeads, n, kGdnDim, kGdnDim, chunk);
   r.flops_fwd = flops.forward;
   r.flops_total = flops.total();
   return r;
 }
 
+bool is_recurrent(const std::string& kernel) { return kernel == "mlstm" || kernel == "gdn"; }
+
 // The child: one case, one JSON line on stdout.
 int run_one_case(const std::string& spec, double seconds) {
-  const auto colon = spec.find(':');
-  SWARMT_CHECK_INPUT(colon != std::string::npos, "--case: expected KERNEL:N, got '", spec, "'");
-  const std::string kernel = spec.substr(0, colon);
-  const int64_t n = parse_lengths(spec.substr(colon + 1), "--case").at(0);
+  const auto first = spec.find(':'), second = spec.rfind(':');
+  SWARMT_CHECK_INPUT(first != std::string::npos && second > first && second + 1 < spec.size(),
+                     "--case: expected KERNEL:N:CHUNK, got '", spec, "'");
+  const std::string kernel = spec.substr(0, first);
+  const int64_t n = parse_lengths(spec.substr(first + 1, second - first - 1), "--case").at(0);
+  const std::string chunk_text = spec.substr(second + 1);
+  SWARMT_CHECK_INPUT(chunk_text.find_first_not_of("0123456789") == std::string::npos && chunk_text.size() <= 4,
+                     "--case: the chunk size must be a number, got '", chunk_text, "'");
+  const int64_t chunk = std::stoll(chunk_text);
+  SWARMT_CHECK_INPUT(!is_recurrent(kernel) || chunk >= 1, "--case: a recurrent kernel needs a chunk size >= 1");
   const int64_t baseline = current_rss_bytes();
   reset_peak_rss();
   CaseResult r;
   if (kernel == "swa") r = run_attention(n, kWindow, seconds);
   else if (kernel == "full") r = run_attention(n, 0, seconds);
-  else if (kernel == "mlstm") r = run_mlstm(n, seconds);
-  else if (kernel == "gdn") r = run_gdn(n, seconds);
+  else if (kernel == "mlstm") r = run_mlstm(n, chunk, seconds);
+  else if (kernel == "gdn") r = run_gdn(n, chunk, seconds);
   else throw_input_error("--kernels: unknown kernel '", kernel, "' (swa, full, mlstm, gdn)");
   const double peak_mb = static_cast<double>(peak_rss_since_reset_bytes() - baseline) / (1024.0 * 1024.0);
   Json out{{"kernel", kernel},
            {"n", n},
            {"window", kernel == "swa" ? kWindow : 0},
+           {"chunk", is_recurrent(kernel) ? chunk : 0},
            {"fwd_ms", r.fwd_ms},
            {"fwdbwd_ms", r.fwdbwd_ms},
            {"fwd_gflops", r.flops_fwd / (r.fwd_ms * 1e-3) / 1e9},
@@ -167,10 +179,10 @@ int run_one_case(const std::string& spec, double seconds) {
   return 0;
 }
 
-// Runs `swarmt bench kernels --case K:N` in a fresh process and parses its one JSON line.
-Json run_child(const std::string& kernel, int64_t n, double seconds) {
-  return run_self_for_json(str_cat("-q bench kernels --case ", kernel, ":", n, " --seconds ", seconds),
-                           str_cat("bench kernels: the case ", kernel, ":", n));
+// Runs `swarmt bench kernels --case K:N:L` in a fresh process and parses its one JSON line.
+Json run_child(const std::string& kernel, int64_t n, int64_t chunk, double seconds) {
+  return run_self_for_json(str_cat("-q bench kernels --case ", kernel, ":", n, ":", chunk, " --seconds ", seconds),
+                           str_cat("bench kernels: the case ", kernel, ":", n, ":", chunk));
 }
 
 int run_kernels(const KernelsOptions& o) {
@@ -182,24 +194,31 @@ int run_kernels(const KernelsOptions& o) {
     SWARMT_CHECK_INPUT(k == "swa" || k == "full" || k == "mlstm" || k == "gdn", "--kernels: unknown kernel '", k,
                        "' (swa, full, mlstm, gdn)");
   const int64_t max_full = parse_lengths(o.max_full, "--max-full").at(0);
+  const std::vector<int64_t> chunks = parse_lengths(o.chunks, "--chunks");
+  for (int64_t c : chunks)
+    SWARMT_CHECK_INPUT(c >= 1 && c <= 1024, "--chunks: a chunk size must be in [1, 1024], got ", c);
 
   const double gemm = measure_gemm_gflops(2048, 1.0);
   if (!o.quiet) std::cerr << "fp32 GEMM: " << format_fixed(gemm, 1) << " GFLOP/s (" << at::get_num_threads() << " threads)\n";
   Json results = Json::array();
-  MarkdownTable table({"kernel", "N", "fwd ms", "fwd+bwd ms", "GFLOP/s", "% of GEMM", "peak MB"});
+  MarkdownTable table({"kernel", "N", "chunk", "fwd ms", "fwd+bwd ms", "GFLOP/s", "% of GEMM", "peak MB"});
   for (const auto& kernel : kernels) {
     for (int64_t n : lengths) {
       if (kernel == "full" && n > max_full) {
         if (!o.quiet) std::cerr << "skip full attention at N = " << n << " (quadratic; raise --max-full to run it)\n";
         continue;
       }
-      if (!o.quiet) std::cerr << "running " << kernel << " N = " << n << " ..." << std::endl;
-      Json r = run_child(kernel, n, o.seconds);
-      results.push_back(r);
-      const double g = r["gflops"].get<double>();
-      table.add_row({kernel, std::to_string(n), format_fixed(r["fwd_ms"].get<double>(), 2),
-                     format_fixed(r["fwdbwd_ms"].get<double>(), 2), format_fixed(g, 1),
-                     format_fixed(100.0 * g / gemm, 1), format_fixed(r["peak_mb"].get<double>(), 1)});
+      for (int64_t chunk : is_recurrent(kernel) ? chunks : std::vector<int64_t>{0}) {
+        if (!o.quiet) std::cerr << "running " << kernel << " N = " << n << (chunk ? str_cat(" chunk ", chunk) : "")
+                                << " ..." << std::endl;
+        Json r = run_child(kernel, n, chunk, o.seconds);
+        results.push_back(r);
+        const double g = r["gflops"].get<double>();
+        table.add_row({kernel, std::to_string(n), chunk ? std::to_string(chunk) : "-",
+                       format_fixed(r["fwd_ms"].get<double>(), 2), format_fixed(r["fwdbwd_ms"].get<double>(), 2),
+                       format_fixed(g, 1), format_fixed(100.0 * g / gemm, 1),
+                       format_fixed(r["peak_mb"].get<double>(), 1)});
+      }
     }
   }
   std::cout << table.render();
@@ -222,9 +241,11 @@ void register_bench_kernels(CLI::App& bench, const GlobalOptions& globals, Comma
   cmd->add_option("--lengths", o->lengths, "Sequence lengths")->capture_default_str();
   cmd->add_option("--kernels", o->kernels, "Kernels to run")->capture_default_str();
   cmd->add_option("--max-full", o->max_full, "Longest N for full (quadratic) attention")->capture_default_str();
+  cmd->add_option("--chunks", o->chunks, "Chunk sizes of the recurrent kernels (mlstm, gdn), each its own case")
+      ->capture_default_str();
   cmd->add_option("--seconds", o->seconds, "Time budget per measurement")->capture_default_str();
   cmd->add_option("--json", o->json_out, "Also write the results as JSON to this file");
-  cmd->add_option("--case", o->one_case, "(internal) run one KERNEL:N case and print it as JSON")->group("");
+  cmd->add_option("--case", o->one_case, "(internal) run one KERNEL:N:CHUNK case and print it as JSON")->group("");
   commands.push_back({cmd, [o, &globals]() {
                         o->quiet = globals.quiet;
                         return run_kernels(*o);

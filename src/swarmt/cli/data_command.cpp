@@ -15,12 +15,12 @@
 #include "swarmt/cli/command.h"
 #include "swarmt/core/error.h"
 #include "swarmt/core/output_directory.h"
-#include "swarmt/core/progress_bar.h"
-#include "swarmt/data/long_context_dataset_synth.h"
-#include "swarmt/data/long_qa.h"
+#include "swarmt/data/corpus/text_corpus_prepare.h"
+#include "swarmt/data/long_context/long_context_dataset_synth.h"
 #include "swarmt/data/source_factory.h"
-#include "swarmt/data/text_corpus_prepare.h"
-#include "swarmt/data/type_prediction_projects.h"
+#include "swarmt/data/synthetic/long_qa.h"
+#include "swarmt/data/synthetic/type_prediction_projects.h"
+#include "swarmt/report/progress_bar.h"
 
 namespace swarmt::cli {
 namespace {

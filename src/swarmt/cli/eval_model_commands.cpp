@@ -12,15 +12,15 @@
 #include "swarmt/cli/eval_command.h"
 #include "swarmt/core/atomic_file.h"
 #include "swarmt/core/error.h"
-#include "swarmt/core/markdown_table.h"
 #include "swarmt/core/run_lock.h"
-#include "swarmt/data/niah.h"
+#include "swarmt/data/synthetic/niah.h"
+#include "swarmt/eval/distance_recall_runner.h"
 #include "swarmt/eval/niah_runner.h"
 #include "swarmt/eval/perplexity.h"
-#include "swarmt/eval/distance_recall_runner.h"
 #include "swarmt/eval/qa_runner.h"
 #include "swarmt/eval/recall_runners.h"
 #include "swarmt/eval/report.h"
+#include "swarmt/report/markdown_table.h"
 
 namespace swarmt::cli {
 namespace {

@@ -11,7 +11,6 @@
 #include "swarmt/cli/command.h"
 #include "swarmt/core/error.h"
 #include "swarmt/core/json.h"
-#include "swarmt/core/markdown_table.h"
 #include "swarmt/core/output_directory.h"
 #include "swarmt/data/source_factory.h"
 #include "swarmt/models/model_footprint.h"
@@ -19,6 +18,7 @@
 #include "swarmt/models/registry.h"
 #include "swarmt/models/swax_mixers.h"
 #include "swarmt/models/swax_summary.h"
+#include "swarmt/report/markdown_table.h"
 
 namespace fs = std::filesystem;
 

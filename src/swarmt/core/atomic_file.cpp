@@ -84,6 +84,7 @@ void AtomicFileWriter::write(const void* data, size_t size) {
     ssize_t n = ::write(fd_, p, std::min<size_t>(size, size_t(1) << 30));
     if (n < 0 && errno == EINTR) continue;
     SWARMT_CHECK_INPUT(n > 0, target_, ": write failed (", errno_text(), ")");
+    hash_.update(p, static_cast<size_t>(n));
     p += n;
     size -= static_cast<size_t>(n);
     bytes_written_ += static_cast<uint64_t>(n);
@@ -91,7 +92,7 @@ void AtomicFileWriter::write(const void* data, size_t size) {
   }
 }
 
-void AtomicFileWriter::commit() {
+FileDigest AtomicFileWriter::commit() {
   SWARMT_CHECK(!committed_ && fd_ >= 0, "commit called twice");
   SWARMT_CHECK_INPUT(::fsync(fd_) == 0, target_, ": fsync failed (", errno_text(), ")");
   int rc = ::close(fd_);
@@ -103,6 +104,7 @@ void AtomicFileWriter::commit() {
   committed_ = true;
   kill_point("atomic_file.renamed_not_synced");
   fsync_path(parent_of(target_));
+  return {bytes_written_, to_hex(hash_.finish())};
 }
 
 void write_file_atomically(const std::string& path, const void* data, size_t size) {

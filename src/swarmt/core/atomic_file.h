@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <string>
 
+#include "swarmt/core/sha256.h"
+
 namespace swarmt {
 
 // Flushes a file's data (or a directory's entries) to stable storage; BadInput naming the path on failure.
@@ -24,6 +26,8 @@ bool is_temp_name(const std::string& file_name);
 
 // Streams bytes into a temporary file beside `target`; commit() fsyncs it and renames it into place.
 // Destroying the writer without commit() removes the temporary file and leaves `target` untouched.
+// The SHA-256 of the bytes is computed as they are written (checkpoint manifests record it without
+// reading the file again).
 class AtomicFileWriter {
  public:
   explicit AtomicFileWriter(std::string target);
@@ -34,7 +38,8 @@ class AtomicFileWriter {
   void write(const void* data, size_t size);
   void write(const std::string& bytes) { write(bytes.data(), bytes.size()); }
   uint64_t bytes_written() const { return bytes_written_; }
-  void commit();
+  // Renames the file into place and returns what was written: its size and SHA-256.
+  FileDigest commit();
 
   const std::string& target() const { return target_; }
   const std::string& temp_path() const { return temp_path_; }
@@ -44,6 +49,7 @@ class AtomicFileWriter {
   std::string temp_path_;
   int fd_ = -1;
   uint64_t bytes_written_ = 0;
+  Sha256 hash_;
   bool committed_ = false;
 };
 

@@ -77,12 +77,18 @@ void CheckpointWriter::add_file(const std::string& name, const std::string& byte
   add_file(name, bytes.data(), bytes.size());
 }
 
+void CheckpointWriter::record(const std::string& name, FileDigest digest) {
+  check_file_name(name, directory_.target());
+  recorded_[name] = std::move(digest);
+}
+
 void CheckpointWriter::add_file(const std::string& name, const void* data, size_t size) {
   const std::string path = path_for(name);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
   out.close();
   SWARMT_CHECK_INPUT(out.good(), path, ": write failed");
+  record(name, {size, sha256_hex(data, size)});
   kill_point("checkpoint.file_added");
 }
 
@@ -93,9 +99,11 @@ std::string CheckpointWriter::commit() {
     if (entry.is_directory()) continue;
     const std::string name = entry.path().lexically_relative(root).generic_string();
     SWARMT_CHECK_INPUT(entry.is_regular_file(), entry.path().string(), ": only regular files can go into a checkpoint");
-    uint64_t bytes = 0;
-    const std::string hash = sha256_file_hex(entry.path().string(), &bytes);
-    files[name] = {{"bytes", bytes}, {"sha256", hash}};
+    auto recorded = recorded_.find(name);
+    FileDigest digest;
+    if (recorded != recorded_.end()) digest = recorded->second;
+    else digest.sha256 = sha256_file_hex(entry.path().string(), &digest.bytes);
+    files[name] = {{"bytes", digest.bytes}, {"sha256", digest.sha256}};
   }
   const Json manifest = {{"format_version", kCheckpointFormatVersion}, {"step", step_}, {"files", files}};
   const std::string text = manifest.dump(2) + "\n";

@@ -40,12 +40,16 @@ class CheckpointWriter {
   // Where the caller writes file `name` itself (e.g. write_safetensors(path_for("model.safetensors"),
   // ...)). `name` is a relative path without ".."; parent directories are created.
   std::string path_for(const std::string& name) const;
-  // Writes `bytes` as file `name`.
+  // The size and SHA-256 of file `name` as its writer computed them while writing (write_safetensors
+  // returns them), so that commit() need not read it again.
+  void record(const std::string& name, FileDigest digest);
+  // Writes `bytes` as file `name` (and records its digest).
   void add_file(const std::string& name, const std::string& bytes);
   void add_file(const std::string& name, const void* data, size_t size);
 
-  // Hashes every file in the directory, writes manifest.json, fsyncs, and renames the directory into
-  // place (replacing an existing checkpoint of the same step safely). Returns the final path.
+  // Writes manifest.json with the size and SHA-256 of every file in the directory (recorded ones as
+  // recorded, the others hashed now), fsyncs, and renames the directory into place (replacing an
+  // existing checkpoint of the same step safely). Returns the final path.
   std::string commit();
 
   int64_t step() const { return step_; }
@@ -54,6 +58,7 @@ class CheckpointWriter {
  private:
   int64_t step_;
   AtomicDirectory directory_;
+  std::map<std::string, FileDigest> recorded_;
 };
 
 struct ManifestEntry {

@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "swarmt/core/sha256.h"
+
 namespace swarmt {
 
 // Element types of safetensors files (names as in safetensors/src/tensor.rs). Sub-byte types (F4, F6_*)
@@ -135,8 +137,9 @@ std::string build_safetensors_header(const std::vector<TensorToWrite>& tensors,
                                      const std::map<std::string, std::string>& metadata,
                                      const std::string& destination, std::vector<size_t>* order);
 
-// Writes a safetensors file atomically (temporary file + fsync + rename + fsync of the directory).
-void write_safetensors(const std::string& path, const std::vector<TensorToWrite>& tensors,
-                       const std::map<std::string, std::string>& metadata = {});
+// Writes a safetensors file atomically (temporary file + fsync + rename + fsync of the directory) and
+// returns its size and SHA-256, computed while writing.
+FileDigest write_safetensors(const std::string& path, const std::vector<TensorToWrite>& tensors,
+                             const std::map<std::string, std::string>& metadata = {});
 
 }  // namespace swarmt

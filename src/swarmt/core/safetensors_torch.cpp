@@ -114,10 +114,10 @@ std::map<std::string, at::Tensor> load_safetensors(const std::string& path) {
   return out;
 }
 
-void save_safetensors(const std::string& path, const NamedTensors& tensors,
-                      const std::map<std::string, std::string>& metadata) {
+FileDigest save_safetensors(const std::string& path, const NamedTensors& tensors,
+                            const std::map<std::string, std::string>& metadata) {
   std::vector<at::Tensor> keep_alive;
-  write_safetensors(path, describe_for_writing(tensors, path, &keep_alive), metadata);
+  return write_safetensors(path, describe_for_writing(tensors, path, &keep_alive), metadata);
 }
 
 std::vector<std::string> save_safetensors_model(const std::string& directory, const NamedTensors& tensors,

@@ -56,9 +56,9 @@ std::map<std::string, at::Tensor> load_safetensors(const std::string& path);
 using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
 
 // Saves tensors (any device, any layout: they are moved to CPU and made contiguous) into one file,
-// atomically. Tensors that need grad are detached.
-void save_safetensors(const std::string& path, const NamedTensors& tensors,
-                      const std::map<std::string, std::string>& metadata = {});
+// atomically. Tensors that need grad are detached. Returns the file's size and SHA-256.
+FileDigest save_safetensors(const std::string& path, const NamedTensors& tensors,
+                            const std::map<std::string, std::string>& metadata = {});
 
 // Saves into a model directory: model.safetensors or shards + index (see write_safetensors_model).
 std::vector<std::string> save_safetensors_model(const std::string& directory, const NamedTensors& tensors,

@@ -96,14 +96,14 @@ std::string build_safetensors_header(const std::vector<TensorToWrite>& tensors,
   return out;
 }
 
-void write_safetensors(const std::string& path, const std::vector<TensorToWrite>& tensors,
-                       const std::map<std::string, std::string>& metadata) {
+FileDigest write_safetensors(const std::string& path, const std::vector<TensorToWrite>& tensors,
+                             const std::map<std::string, std::string>& metadata) {
   std::vector<size_t> order;
   const std::string header = build_safetensors_header(tensors, metadata, path, &order);
   AtomicFileWriter writer(path);
   writer.write(header);
   for (size_t i : order) writer.write(tensors[i].data, tensors[i].nbytes);
-  writer.commit();
+  return writer.commit();
 }
 
 }  // namespace swarmt

@@ -32,6 +32,12 @@ class Sha256 {
   bool finished_ = false;
 };
 
+// What a writer wrote: the size and the SHA-256 (lower-case hex) of a file.
+struct FileDigest {
+  uint64_t bytes = 0;
+  std::string sha256;
+};
+
 // Lower-case hexadecimal, 64 characters.
 std::string to_hex(const Sha256Digest& digest);
 

@@ -3,8 +3,8 @@
 #include <filesystem>
 
 #include "swarmt/core/error.h"
-#include "swarmt/data/long_context_dataset_source.h"
-#include "swarmt/data/token_file_source.h"
+#include "swarmt/data/corpus/token_file_source.h"
+#include "swarmt/data/long_context/long_context_dataset_source.h"
 #include "swarmt/tokenizer/byte_tokenizer.h"
 #include "swarmt/tokenizer/tokenizer_config.h"
 

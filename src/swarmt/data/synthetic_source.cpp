@@ -4,10 +4,10 @@
 
 #include "swarmt/core/error.h"
 #include "swarmt/core/random.h"
-#include "swarmt/data/distance_recall.h"
-#include "swarmt/data/essay_text.h"
-#include "swarmt/data/synthetic_tasks.h"
-#include "swarmt/data/niah.h"
+#include "swarmt/data/synthetic/distance_recall.h"
+#include "swarmt/data/synthetic/essay_text.h"
+#include "swarmt/data/synthetic/niah.h"
+#include "swarmt/data/synthetic/synthetic_tasks.h"
 
 namespace swarmt::data {
 

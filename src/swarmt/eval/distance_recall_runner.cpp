@@ -5,10 +5,10 @@
 
 #include "swarmt/core/error.h"
 #include "swarmt/core/memory_usage.h"
-#include "swarmt/core/progress_bar.h"
 #include "swarmt/core/random.h"
 #include "swarmt/eval/decode.h"
 #include "swarmt/infer/token_stream.h"
+#include "swarmt/report/progress_bar.h"
 
 namespace swarmt::eval {
 namespace {

@@ -1,5 +1,5 @@
 // `swarmt eval recall`: associative-recall accuracy as a function of the distance between a fact and
-// the question about it (data/distance_recall.h). Every probe holds K key-value pairs and asks each key
+// the question about it (data/synthetic/distance_recall.h). Every probe holds K key-value pairs and asks each key
 // again `distance` tokens later; the answer is the model's argmax over the whole vocabulary at the
 // repeated key. The filler between them streams through the model's state in chunks, so a distance of
 // a million tokens runs in the memory of a few thousand for SWAX and ARMT models.
@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "swarmt/data/distance_recall.h"
+#include "swarmt/data/synthetic/distance_recall.h"
 #include "swarmt/eval/niah_runner.h"
 #include "swarmt/eval/report.h"
 #include "swarmt/infer/loaded_model.h"

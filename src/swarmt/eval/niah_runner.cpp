@@ -5,11 +5,11 @@
 
 #include "swarmt/core/error.h"
 #include "swarmt/core/memory_usage.h"
-#include "swarmt/core/progress_bar.h"
-#include "swarmt/data/essay_text.h"
-#include "swarmt/data/niah.h"
+#include "swarmt/data/synthetic/essay_text.h"
+#include "swarmt/data/synthetic/niah.h"
 #include "swarmt/eval/decode.h"
 #include "swarmt/eval/ruler_scoring.h"
+#include "swarmt/report/progress_bar.h"
 
 namespace swarmt::eval {
 

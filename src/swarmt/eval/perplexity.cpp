@@ -5,12 +5,12 @@
 
 #include "swarmt/core/atomic_file.h"
 #include "swarmt/core/error.h"
-#include "swarmt/core/markdown_table.h"
-#include "swarmt/core/progress_bar.h"
 #include "swarmt/core/random.h"
-#include "swarmt/core/svg_plot.h"
-#include "swarmt/data/token_file.h"
+#include "swarmt/data/corpus/token_file.h"
 #include "swarmt/eval/decode.h"
+#include "swarmt/report/markdown_table.h"
+#include "swarmt/report/progress_bar.h"
+#include "swarmt/report/svg_plot.h"
 
 namespace swarmt::eval {
 

@@ -6,11 +6,11 @@
 
 #include "swarmt/core/error.h"
 #include "swarmt/core/memory_usage.h"
-#include "swarmt/core/progress_bar.h"
-#include "swarmt/data/long_context_dataset.h"
-#include "swarmt/data/long_context_dataset_source.h"
+#include "swarmt/data/long_context/long_context_dataset.h"
+#include "swarmt/data/long_context/long_context_dataset_source.h"
 #include "swarmt/data/source_factory.h"
 #include "swarmt/eval/decode.h"
+#include "swarmt/report/progress_bar.h"
 
 namespace fs = std::filesystem;
 

@@ -4,11 +4,11 @@
 
 #include "swarmt/core/error.h"
 #include "swarmt/core/memory_usage.h"
-#include "swarmt/core/progress_bar.h"
 #include "swarmt/core/random.h"
-#include "swarmt/data/synthetic_tasks.h"
+#include "swarmt/data/synthetic/synthetic_tasks.h"
 #include "swarmt/eval/decode.h"
 #include "swarmt/eval/ruler_scoring.h"
+#include "swarmt/report/progress_bar.h"
 
 namespace swarmt::eval {
 

@@ -13,9 +13,9 @@
 
 #include "swarmt/core/atomic_file.h"
 #include "swarmt/core/error.h"
-#include "swarmt/core/markdown_table.h"
-#include "swarmt/core/svg_plot.h"
 #include "swarmt/eval/wilson_interval.h"
+#include "swarmt/report/markdown_table.h"
+#include "swarmt/report/svg_plot.h"
 
 namespace fs = std::filesystem;
 

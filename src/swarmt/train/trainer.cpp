@@ -14,10 +14,10 @@
 #include "swarmt/core/checkpoint.h"
 #include "swarmt/core/error.h"
 #include "swarmt/core/kill_point.h"
-#include "swarmt/core/progress_bar.h"
 #include "swarmt/core/safetensors_torch.h"
-#include "swarmt/train/distributed/gradient_reducer.h"
+#include "swarmt/report/progress_bar.h"
 #include "swarmt/train/autocast.h"
+#include "swarmt/train/distributed/gradient_reducer.h"
 
 namespace fs = std::filesystem;
 
@@ -137,10 +137,10 @@ double Trainer::evaluate() {
 
 void Trainer::save_checkpoint(int64_t completed_steps, AdamW& optimizer, int64_t tokens_seen) {
   CheckpointWriter writer(checkpoints_dir(run_dir_), completed_steps);
-  save_safetensors(writer.path_for("model.safetensors"), task_.checkpoint_tensors());
+  writer.record("model.safetensors", save_safetensors(writer.path_for("model.safetensors"), task_.checkpoint_tensors()));
   auto opt_state = optimizer.state_tensors();
   opt_state.emplace_back("rng.cpu", at::detail::getDefaultCPUGenerator().get_state());
-  save_safetensors(writer.path_for("optimizer.safetensors"), opt_state);
+  writer.record("optimizer.safetensors", save_safetensors(writer.path_for("optimizer.safetensors"), opt_state));
   Json state{{"step", completed_steps},
              {"tokens_seen", tokens_seen},
              {"max_steps", options_.max_steps},

@@ -1,0 +1,253 @@
+#include "swarmt/data/synthetic/distance_recall.h"
+
+#include <algorithm>
+
+#include "swarmt/core/error.h"
+#include "swarmt/core/random.h"
+#include "swarmt/data/batch.h"
+#include "swarmt/data/synthetic/synthetic_tasks_random.h"
+
+namespace swarmt::data {
+
+int64_t RecallTrainingConfig::pairs_at(double progress) const {
+  SWARMT_CHECK(!pairs_schedule.empty());
+  if (progress < 0) return pairs_schedule.back().pairs;
+  int64_t pairs = pairs_schedule.front().pairs;
+  for (const auto& stage : pairs_schedule)
+    if (progress >= stage.from) pairs = stage.pairs;
+  return pairs;
+}
+
+int64_t RecallTrainingConfig::max_distance() const {
+  int64_t d = 0;
+  for (const auto& band : distances) d = std::max(d, band.max);
+  return d;
+}
+
+namespace {
+
+struct Range {
+  const char* name;
+  int64_t begin, end;
+};
+
+std::vector<Range> ranges_of(const RecallVocabulary& v) {
+  return {{"keys", v.key_begin, v.key_end}, {"values", v.value_begin, v.value_end},
+          {"filler", v.filler_begin, v.filler_end}};
+}
+
+void validate_vocabulary(const RecallVocabulary& v, int64_t vocab_size, const std::string& where) {
+  const auto ranges = ranges_of(v);
+  for (const auto& r : ranges)
+    SWARMT_CHECK_INPUT(r.begin >= 0 && r.begin < r.end && (vocab_size <= 0 || r.end <= vocab_size), where,
+                       ": the ", r.name, " range [", r.begin, ", ", r.end, ") must be non-empty",
+                       vocab_size > 0 ? str_cat(" and inside the vocabulary [0, ", vocab_size, ")") : std::string());
+  for (size_t i = 0; i < ranges.size(); ++i)
+    for (size_t j = i + 1; j < ranges.size(); ++j)
+      SWARMT_CHECK_INPUT(ranges[i].end <= ranges[j].begin || ranges[j].end <= ranges[i].begin, where, ": the ",
+                         ranges[i].name, " and ", ranges[j].name, " ranges overlap; they must be disjoint");
+}
+
+// k distinct ids of [begin, end).
+std::vector<int64_t> distinct_ids(int64_t begin, int64_t end, int64_t k, TaskRng& rng) {
+  auto ids = rng.sample_without_replacement(end - begin, k);
+  for (auto& id : ids) id += begin;
+  return ids;
+}
+
+int64_t draw_distance(const std::vector<DistanceBand>& bands, TaskRng& rng) {
+  double total = 0;
+  for (const auto& b : bands) total += b.weight;
+  double u = rng.uniform_real() * total;
+  for (const auto& b : bands) {
+    if (u < b.weight || &b == &bands.back()) return rng.uniform_int(b.min, b.max);
+    u -= b.weight;
+  }
+  return bands.back().max;
+}
+
+}  // namespace
+
+void validate_recall_training_config(const RecallTrainingConfig& c, int64_t sequence_length, const std::string& where) {
+  validate_vocabulary(c.vocabulary, 0, where);
+  SWARMT_CHECK_INPUT(!c.pairs_schedule.empty(), where, ": 'pairs' must not be empty");
+  SWARMT_CHECK_INPUT(c.pairs_schedule.front().from == 0.0, where, ": the first stage of 'pairs' must start at 0");
+  int64_t max_pairs = 0;
+  for (size_t i = 0; i < c.pairs_schedule.size(); ++i) {
+    const auto& s = c.pairs_schedule[i];
+    SWARMT_CHECK_INPUT(s.from >= 0 && s.from < 1 && (i == 0 || s.from > c.pairs_schedule[i - 1].from), where,
+                       ": the stages of 'pairs' must start at increasing fractions of training in [0, 1)");
+    SWARMT_CHECK_INPUT(s.pairs >= 1 && s.pairs <= c.vocabulary.num_keys(), where, ": 'pairs' = ", s.pairs,
+                       " needs that many distinct keys; the key range holds ", c.vocabulary.num_keys());
+    max_pairs = std::max(max_pairs, s.pairs);
+  }
+  SWARMT_CHECK_INPUT(!c.distances.empty(), where, ": 'distances' must not be empty");
+  for (const auto& b : c.distances)
+    SWARMT_CHECK_INPUT(b.weight > 0 && b.min >= 2 && b.min <= b.max && b.max <= sequence_length - 2, where,
+                       ": each band of 'distances' needs a positive weight and 2 <= min <= max <= sequence_length - 2 (",
+                       sequence_length - 2, "); got [", b.weight, ", ", b.min, ", ", b.max, "]");
+  SWARMT_CHECK_INPUT(c.queries_per_pair >= 1 && c.queries_per_pair <= 16, where, ": 'queries_per_pair' must be in [1, 16]");
+  // Each pair takes 2 slots and each query 2 more; at most half the sequence is pairs and queries, so
+  // random placement always finds room quickly.
+  SWARMT_CHECK_INPUT(2 * max_pairs * (1 + c.queries_per_pair) <= sequence_length / 2, where, ": ", max_pairs,
+                     " pairs with ", c.queries_per_pair, " queries each do not fit into half of a sequence of ",
+                     sequence_length, " tokens");
+}
+
+RecallSequence generate_recall_sequence(const RecallTrainingConfig& c, int64_t N, int64_t num_pairs, uint64_t seed) {
+  const auto& v = c.vocabulary;
+  TaskRng rng(seed);
+  RecallSequence s;
+  s.tokens.assign(static_cast<size_t>(N + 1), 0);
+  s.targets.assign(static_cast<size_t>(N), kIgnoreIndex);
+  std::vector<char> used(static_cast<size_t>(N + 1), 0);
+  const auto keys = distinct_ids(v.key_begin, v.key_end, num_pairs, rng);
+  const int64_t Q = c.queries_per_pair;
+  for (int64_t i = 0; i < num_pairs; ++i) {
+    const int64_t key = keys[static_cast<size_t>(i)];
+    const int64_t value = rng.uniform_int(v.value_begin, v.value_end - 1);
+    bool placed = false;
+    for (int attempt = 0; attempt < 4096 && !placed; ++attempt) {
+      // The chain pair -> question 1 -> question 2 ..., each d_j after the previous occurrence; the
+      // questions that would not fit the sequence are dropped (the first always fits: d <= N - 2).
+      std::vector<int64_t> offsets;  // of each question from the pair
+      int64_t reach = 0;
+      for (int64_t q = 0; q < Q; ++q) {
+        const int64_t d = draw_distance(c.distances, rng);
+        if (reach + d > N - 2) break;
+        reach += d;
+        offsets.push_back(reach);
+      }
+      // The pair at p, p + 1; each question at p + offset, p + offset + 1 <= N - 1.
+      const int64_t p = rng.uniform_int(0, N - 2 - reach);
+      std::vector<int64_t> slots{p, p + 1};
+      for (int64_t offset : offsets) {
+        slots.push_back(p + offset);
+        slots.push_back(p + offset + 1);
+      }
+      bool free = true;
+      for (int64_t slot : slots) free = free && !used[static_cast<size_t>(slot)];
+      if (!free) continue;
+      for (int64_t slot : slots) used[static_cast<size_t>(slot)] = 1;
+      s.tokens[static_cast<size_t>(p)] = key;
+      s.tokens[static_cast<size_t>(p + 1)] = value;
+      int64_t previous = p;
+      for (int64_t offset : offsets) {
+        s.tokens[static_cast<size_t>(p + offset)] = key;
+        s.tokens[static_cast<size_t>(p + offset + 1)] = value;
+        s.targets[static_cast<size_t>(p + offset)] = value;
+        s.queries.push_back({p + offset, previous, p + offset - previous, key, value});
+        previous = p + offset;
+      }
+      placed = true;
+    }
+    SWARMT_CHECK(placed, "recall: no room for pair ", i, " of ", num_pairs, " in ", N, " tokens");
+  }
+  for (int64_t t = 0; t <= N; ++t)
+    if (!used[static_cast<size_t>(t)])
+      s.tokens[static_cast<size_t>(t)] = rng.uniform_int(v.filler_begin, v.filler_end - 1);
+  std::sort(s.queries.begin(), s.queries.end(), [](const RecallQuery& a, const RecallQuery& b) { return a.position < b.position; });
+  return s;
+}
+
+namespace {
+
+void read_range(const JsonView& v, const char* key, int64_t& begin, int64_t& end) {
+  if (!v.has(key)) return;
+  auto pair = v.get_int_list(key);
+  SWARMT_CHECK_INPUT(pair.size() == 2, v.describe(key), " must be [begin, end)");
+  begin = pair[0];
+  end = pair[1];
+}
+
+}  // namespace
+
+RecallTrainingConfig recall_training_config_from_json(const JsonView& v, int64_t vocab_size) {
+  RecallTrainingConfig c;
+  read_range(v, "keys", c.vocabulary.key_begin, c.vocabulary.key_end);
+  read_range(v, "values", c.vocabulary.value_begin, c.vocabulary.value_end);
+  read_range(v, "filler", c.vocabulary.filler_begin, c.vocabulary.filler_end);
+  validate_vocabulary(c.vocabulary, vocab_size, v.describe("keys/values/filler"));
+  if (v.has("pairs")) {
+    const Json& pairs = v.raw("pairs");
+    c.pairs_schedule.clear();
+    if (pairs.is_number_integer()) {
+      c.pairs_schedule.push_back({0.0, pairs.get<int64_t>()});
+    } else {
+      SWARMT_CHECK_INPUT(pairs.is_array() && !pairs.empty(), v.describe("pairs"),
+                         " must be an integer or a list of [fraction of training, pairs]");
+      for (const auto& stage : pairs) {
+        SWARMT_CHECK_INPUT(stage.is_array() && stage.size() == 2 && stage[0].is_number() && stage[1].is_number_integer(),
+                           v.describe("pairs"), " entries must be [fraction of training, pairs]; got ", json_preview(stage));
+        c.pairs_schedule.push_back({stage[0].get<double>(), stage[1].get<int64_t>()});
+      }
+    }
+  }
+  if (v.has("distances")) {
+    const Json& bands = v.raw("distances");
+    SWARMT_CHECK_INPUT(bands.is_array() && !bands.empty(), v.describe("distances"),
+                       " must be a list of [weight, min, max] bands");
+    c.distances.clear();
+    for (const auto& band : bands) {
+      SWARMT_CHECK_INPUT(band.is_array() && band.size() == 3 && band[0].is_number() && band[1].is_number_integer() &&
+                             band[2].is_number_integer(),
+                         v.describe("distances"), " entries must be [weight, min, max]; got ", json_preview(band));
+      c.distances.push_back({band[0].get<double>(), band[1].get<int64_t>(), band[2].get<int64_t>()});
+    }
+  }
+  c.queries_per_pair = v.get_int("queries_per_pair", c.queries_per_pair);
+  return c;
+}
+
+Json recall_training_config_to_json(const RecallTrainingConfig& c) {
+  Json pairs = Json::array(), bands = Json::array();
+  for (const auto& s : c.pairs_schedule) pairs.push_back({s.from, s.pairs});
+  for (const auto& b : c.distances) bands.push_back({b.weight, b.min, b.max});
+  const auto& v = c.vocabulary;
+  return Json{{"pairs", pairs}, {"distances", bands}, {"queries_per_pair", c.queries_per_pair},
+              {"keys", {v.key_begin, v.key_end}}, {"values", {v.value_begin, v.value_end}},
+              {"filler", {v.filler_begin, v.filler_end}}};
+}
+
+int64_t RecallProbe::token_at(int64_t position) const {
+  const auto K = static_cast<int64_t>(keys.size());
+  const int64_t stride = 2 + gap;
+  for (int64_t start : {pair_position(0), first_query_position()}) {
+    const int64_t offset = position - start;
+    if (offset >= 0 && offset < stride * K && offset % stride < 2) {
+      const auto i = static_cast<size_t>(offset / stride);
+      return offset % stride == 0 ? keys[i] : values[i];
+    }
+  }
+  const uint64_t span = static_cast<uint64_t>(vocabulary.filler_end - vocabulary.filler_begin);
+  return vocabulary.filler_begin + static_cast<int64_t>(mix_key(filler_seed, static_cast<uint64_t>(position)) % span);
+}
+
+std::vector<int64_t> RecallProbe::tokens(int64_t begin, int64_t end) const {
+  std::vector<int64_t> out;
+  out.reserve(static_cast<size_t>(std::max<int64_t>(0, end - begin)));
+  for (int64_t t = begin; t < end; ++t) out.push_back(token_at(t));
+  return out;
+}
+
+RecallProbe make_recall_probe(const RecallVocabulary& vocabulary, int64_t num_pairs, int64_t distance, uint64_t seed,
+                              int64_t gap) {
+  validate_vocabulary(vocabulary, 0, "recall probe");
+  SWARMT_CHECK_INPUT(num_pairs >= 1 && num_pairs <= vocabulary.num_keys(), "--pairs: ", num_pairs,
+                     " pairs need that many distinct keys; there are ", vocabulary.num_keys());
+  SWARMT_CHECK_INPUT(gap >= 0 && gap <= 1 << 20, "--gap must be in [0, 2^20] (got ", gap, ")");
+  SWARMT_CHECK_INPUT(distance >= (2 + gap) * num_pairs, "--distances: ", distance, " is shorter than the ", num_pairs,
+                     " pairs (", (2 + gap) * num_pairs, " tokens with their gaps); the questions must follow every pair");
+  TaskRng rng(seed);
+  RecallProbe p;
+  p.vocabulary = vocabulary;
+  p.keys = distinct_ids(vocabulary.key_begin, vocabulary.key_end, num_pairs, rng);
+  for (int64_t i = 0; i < num_pairs; ++i)
+    p.values.push_back(rng.uniform_int(vocabulary.value_begin, vocabulary.value_end - 1));
+  p.distance = distance;
+  p.gap = gap;
+  p.filler_seed = rng.next_u64();
+  return p;
+}
+
+}  // namespace swarmt::data

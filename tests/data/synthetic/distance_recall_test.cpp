@@ -1,0 +1,227 @@
+#include "swarmt/data/synthetic/distance_recall.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "bad_input.h"
+#include "swarmt/data/batch.h"
+#include "swarmt/data/source_factory.h"
+#include "swarmt/data/synthetic_source.h"
+
+namespace swarmt::data {
+namespace {
+
+using testing::error_of;
+
+constexpr int64_t kLength = 256;
+
+RecallTrainingConfig default_config() { return RecallTrainingConfig{}; }
+
+TEST(DistanceRecall, every_query_repeats_its_pair_at_the_recorded_distance) {
+  const auto config = default_config();
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    const auto s = generate_recall_sequence(config, kLength, 8, seed);
+    ASSERT_EQ(s.tokens.size(), static_cast<size_t>(kLength + 1));
+    ASSERT_EQ(s.queries.size(), 8u);
+    for (const auto& q : s.queries) {
+      EXPECT_EQ(q.distance, q.position - q.previous_position);
+      EXPECT_EQ(s.tokens[q.previous_position], q.key);
+      EXPECT_EQ(s.tokens[q.previous_position + 1], q.value);
+      EXPECT_EQ(s.tokens[q.position], q.key);
+      EXPECT_EQ(s.tokens[q.position + 1], q.value);
+      EXPECT_TRUE((q.distance >= 10 && q.distance <= 60) || (q.distance >= 65 && q.distance <= 200)) << q.distance;
+      EXPECT_LT(q.position + 1, kLength);  // the value after a question is an input too
+    }
+  }
+}
+
+TEST(DistanceRecall, keys_are_distinct_and_appear_only_in_their_pair_and_question) {
+  const auto config = default_config();
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    const auto s = generate_recall_sequence(config, kLength, 8, seed);
+    std::map<int64_t, int> occurrences;  // one question per key: the pair and the question
+    for (int64_t t = 0; t <= kLength; ++t)
+      if (config.vocabulary.is_key(s.tokens[t])) ++occurrences[s.tokens[t]];
+    EXPECT_EQ(occurrences.size(), 8u);  // 8 distinct keys
+    for (const auto& [key, count] : occurrences) EXPECT_EQ(count, 2) << "key " << key;
+  }
+}
+
+TEST(DistanceRecall, loss_is_taken_only_at_questions_and_targets_the_value) {
+  const auto config = default_config();
+  for (uint64_t seed = 0; seed < 50; ++seed) {
+    const auto s = generate_recall_sequence(config, kLength, 4, seed);
+    std::set<int64_t> questions;
+    for (const auto& q : s.queries) {
+      questions.insert(q.position);
+      EXPECT_EQ(s.targets[q.position], q.value);
+    }
+    for (int64_t t = 0; t < kLength; ++t)
+      if (!questions.count(t)) EXPECT_EQ(s.targets[t], kIgnoreIndex) << "position " << t;
+  }
+}
+
+TEST(DistanceRecall, filler_is_disjoint_from_keys_and_values) {
+  const auto config = default_config();
+  const auto s = generate_recall_sequence(config, kLength, 8, 3);
+  std::set<int64_t> slots;
+  for (const auto& q : s.queries)
+    for (int64_t t : {q.previous_position, q.previous_position + 1, q.position, q.position + 1}) slots.insert(t);
+  int64_t filler = 0;
+  for (int64_t t = 0; t <= kLength; ++t) {
+    if (slots.count(t)) continue;
+    EXPECT_TRUE(config.vocabulary.is_filler(s.tokens[t])) << "position " << t << " holds " << s.tokens[t];
+    ++filler;
+  }
+  EXPECT_EQ(filler, kLength + 1 - 32);
+}
+
+TEST(DistanceRecall, distances_follow_the_mixture) {
+  const auto config = default_config();
+  int64_t far = 0, total = 0;
+  for (uint64_t seed = 0; seed < 2000; ++seed)
+    for (const auto& q : generate_recall_sequence(config, kLength, 2, seed).queries) {
+      far += q.distance >= 65;
+      ++total;
+    }
+  const double share = static_cast<double>(far) / static_cast<double>(total);
+  EXPECT_NEAR(share, 0.1, 0.02) << far << " of " << total;  // 4000 draws: sd 0.005
+}
+
+TEST(DistanceRecall, generation_is_a_pure_function_of_the_seed) {
+  const auto config = default_config();
+  const auto a = generate_recall_sequence(config, kLength, 8, 11);
+  const auto b = generate_recall_sequence(config, kLength, 8, 11);
+  const auto c = generate_recall_sequence(config, kLength, 8, 12);
+  EXPECT_EQ(a.tokens, b.tokens);
+  EXPECT_EQ(a.targets, b.targets);
+  EXPECT_NE(a.tokens, c.tokens);
+}
+
+// Several questions per key form a chain: each comes its own distance after the key's previous
+// occurrence, so the distance is always what must be remembered; questions that do not fit are dropped.
+TEST(DistanceRecall, several_questions_per_pair_are_chained_from_the_previous_occurrence) {
+  auto config = default_config();
+  config.queries_per_pair = 3;
+  int64_t total = 0;
+  for (uint64_t seed = 0; seed < 100; ++seed) {
+    const auto s = generate_recall_sequence(config, kLength, 4, seed);
+    std::map<int64_t, std::vector<RecallQuery>> per_key;
+    for (const auto& q : s.queries) per_key[q.key].push_back(q);  // in position order
+    ASSERT_EQ(per_key.size(), 4u);
+    for (const auto& [key, questions] : per_key) {
+      ASSERT_GE(questions.size(), 1u);
+      ASSERT_LE(questions.size(), 3u);
+      for (size_t j = 1; j < questions.size(); ++j) EXPECT_EQ(questions[j].previous_position, questions[j - 1].position);
+      int64_t occurrences = 0;
+      for (int64_t t = 0; t <= kLength; ++t) occurrences += s.tokens[t] == key;
+      EXPECT_EQ(occurrences, 1 + static_cast<int64_t>(questions.size()));
+      for (const auto& q : questions)
+        EXPECT_TRUE((q.distance >= 10 && q.distance <= 60) || (q.distance >= 65 && q.distance <= 200)) << q.distance;
+    }
+    total += static_cast<int64_t>(s.queries.size());
+  }
+  EXPECT_GT(total, 100 * 4 * 2);  // most chains keep more than one question
+}
+
+TEST(DistanceRecall, pairs_follow_the_curriculum) {
+  const auto config = default_config();  // 2 -> 4 -> 8 at 0, 15 %, 30 %
+  EXPECT_EQ(config.pairs_at(0.0), 2);
+  EXPECT_EQ(config.pairs_at(0.149), 2);
+  EXPECT_EQ(config.pairs_at(0.15), 4);
+  EXPECT_EQ(config.pairs_at(0.5), 8);
+  EXPECT_EQ(config.pairs_at(-1.0), 8);  // validation data: the last stage
+}
+
+TEST(DistanceRecall, synthetic_source_follows_training_progress) {
+  Json config = parse_json(R"({"type": "synthetic", "tasks": [{"task": "recall"}]})", "test");
+  const auto tok = load_text_tokenizer("byte");
+  const int64_t planned = 1000;
+  auto source = make_data_source(JsonView(config, "train.json", "data.train."), tok, kLength, 1, planned);
+  auto questions = [&](int64_t index) {
+    const auto s = source->sample(index);
+    int64_t n = 0;
+    for (auto t : s.targets) n += t != kIgnoreIndex;
+    return n;
+  };
+  EXPECT_EQ(questions(0), 2);
+  EXPECT_EQ(questions(200), 4);
+  EXPECT_EQ(questions(999), 8);
+  auto validation = make_data_source(JsonView(config, "train.json", "data.validation."), tok, kLength, 1);
+  int64_t n = 0;
+  for (auto t : validation->sample(0).targets) n += t != kIgnoreIndex;
+  EXPECT_EQ(n, 8);
+}
+
+TEST(DistanceRecall, config_round_trips_through_json) {
+  Json j = parse_json(R"({"pairs": [[0, 1], [0.5, 3]], "distances": [[1, 5, 9]], "queries_per_pair": 2,
+                          "keys": [10, 20], "values": [20, 40], "filler": [40, 100]})", "test");
+  const auto config = recall_training_config_from_json(JsonView(j, "test"), 259);
+  EXPECT_EQ(config.pairs_at(0.7), 3);
+  EXPECT_EQ(config.max_distance(), 9);
+  EXPECT_EQ(config.vocabulary.key_begin, 10);
+  EXPECT_EQ(config.vocabulary.filler_end, 100);
+  EXPECT_EQ(recall_training_config_to_json(config), recall_training_config_to_json(
+      recall_training_config_from_json(JsonView(recall_training_config_to_json(config), "again"), 259)));
+}
+
+TEST(DistanceRecall, bad_configs_are_refused_naming_the_field) {
+  const auto tok = load_text_tokenizer("byte");
+  auto error = [&](const std::string& task) {
+    Json config = parse_json(R"({"type": "synthetic", "tasks": [)" + task + "]}", "test");
+    return error_of([&] { make_data_source(JsonView(config, "train.json", "data.train."), tok, kLength, 1, 10); });
+  };
+  EXPECT_NE(error(R"({"task": "recall", "keys": [1, 70]})").find("overlap"), std::string::npos);
+  EXPECT_NE(error(R"({"task": "recall", "filler": [129, 300]})").find("vocabulary"), std::string::npos);
+  EXPECT_NE(error(R"({"task": "recall", "distances": [[1, 10, 300]]})").find("sequence_length - 2"), std::string::npos);
+  EXPECT_NE(error(R"({"task": "recall", "pairs": 100})").find("distinct keys"), std::string::npos);
+  EXPECT_NE(error(R"({"task": "recall", "pairs": [[0.2, 4]]})").find("start at 0"), std::string::npos);
+  EXPECT_NE(error(R"({"task": "recall", "pairs": 40})").find("do not fit"), std::string::npos);
+  EXPECT_NE(error(R"({"task": "recall", "distance": 3})").find("distance"), std::string::npos);  // unknown key
+  EXPECT_NE(error(R"({"task": "recall", "distances": [[0.5, 10]]})").find("[weight, min, max]"), std::string::npos);
+}
+
+TEST(RecallProbe, questions_sit_exactly_at_the_distance_after_their_pairs) {
+  RecallVocabulary v;
+  for (int64_t distance : {8, 16, 100, 5000}) {
+    const auto probe = make_recall_probe(v, 4, distance, 9);
+    const auto tokens = probe.tokens(0, probe.length());
+    ASSERT_EQ(static_cast<int64_t>(tokens.size()), probe.lead_in + distance + 2 * 4);
+    std::set<int64_t> keys(probe.keys.begin(), probe.keys.end());
+    EXPECT_EQ(keys.size(), 4u);
+    for (int64_t i = 0; i < 4; ++i) {
+      EXPECT_EQ(probe.query_position(i) - probe.pair_position(i), distance);
+      EXPECT_EQ(tokens[probe.pair_position(i)], probe.keys[i]);
+      EXPECT_EQ(tokens[probe.pair_position(i) + 1], probe.values[i]);
+      EXPECT_EQ(tokens[probe.query_position(i)], probe.keys[i]);
+      EXPECT_EQ(tokens[probe.query_position(i) + 1], probe.values[i]);
+    }
+    int64_t key_tokens = 0;
+    for (auto t : tokens) {
+      key_tokens += v.is_key(t);
+      EXPECT_FALSE(v.is_key(t) || v.is_value(t) ? false : !v.is_filler(t));
+    }
+    EXPECT_EQ(key_tokens, 8);  // each key twice, nowhere else
+  }
+}
+
+TEST(RecallProbe, streamed_tokens_equal_the_whole_sequence) {
+  const auto probe = make_recall_probe(RecallVocabulary{}, 3, 300, 4);
+  const auto all = probe.tokens(0, probe.length());
+  std::vector<int64_t> streamed;
+  for (int64_t begin = 0; begin < probe.length(); begin += 37) {
+    auto part = probe.tokens(begin, std::min(begin + 37, probe.length()));
+    streamed.insert(streamed.end(), part.begin(), part.end());
+  }
+  EXPECT_EQ(streamed, all);
+}
+
+TEST(RecallProbe, distance_shorter_than_the_pairs_is_refused) {
+  EXPECT_NE(error_of([] { make_recall_probe(RecallVocabulary{}, 4, 7, 0); }).find("--distances"), std::string::npos);
+  EXPECT_NE(error_of([] { make_recall_probe(RecallVocabulary{}, 65, 1000, 0); }).find("--pairs"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace swarmt::data
