@@ -77,6 +77,44 @@ TEST_F(ArmtCli, train_writes_a_model_and_refuses_to_overwrite_it) {
   EXPECT_NE(r.err.find("already holds a model"), std::string::npos) << r.err;
 }
 
+TEST_F(ArmtCli, a_merged_run_continues_in_a_new_phase_from_its_own_weights_and_only_as_a_merged_model) {
+  write_file(tmp.file("first.json"), R"({"armt": {"segment_size": 32, "num_memory_tokens": 2, "d_mem": 8},
+    "data": {"train": {"type": "synthetic", "loss": "all", "tasks": [{"task": "essay"}]}},
+    "curriculum": {"segments": [2], "steps": [2]}, "training": {"batch_size": 2, "lr_schedule": {"type": "constant"}}})");
+  auto r = run_swarmt("-q armt train --base " + tmp.file("base") + " --config " + tmp.file("first.json") + " --out " +
+                      tmp.file("first"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(read_json_file(tmp.file("first/config.json"))["model_type"], "armt");  // merged: the base was trained
+
+  // The continued run keeps the first run's ARMT config (the config gives none) and writes a merged model.
+  write_file(tmp.file("next.json"), R"({"data": {"train": {"type": "synthetic", "loss": "all", "tasks": [{"task": "essay"}]}},
+    "curriculum": {"segments": [3], "steps": [1]}, "training": {"batch_size": 2}})");
+  r = run_swarmt("-q armt train --init " + tmp.file("first") + " --config " + tmp.file("next.json") + " --out " +
+                 tmp.file("next"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json next = read_json_file(tmp.file("next/config.json"));
+  EXPECT_EQ(next["model_type"], "armt");
+  EXPECT_EQ(next["segment_size"], 32);
+  EXPECT_EQ(next["d_mem"], 8);
+
+  // An adapter cannot reference the merged run's trained base.
+  write_file(tmp.file("adapter_out.json"), R"({"freeze_base": true, "output": "adapter",
+    "data": {"train": {"type": "synthetic", "loss": "all", "tasks": [{"task": "essay"}]}},
+    "curriculum": {"segments": [2], "steps": [1]}, "training": {"batch_size": 2}})");
+  r = run_swarmt("-q armt train --init " + tmp.file("first") + " --config " + tmp.file("adapter_out.json") + " --out " +
+                 tmp.file("adapter_run"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("'output'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("merged"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(tmp.file("adapter_run/config.json")));
+
+  // A plain model is not an ARMT model to continue.
+  r = run_swarmt("-q armt train --init " + tmp.file("base") + " --config " + tmp.file("next.json") + " --out " +
+                 tmp.file("plain_run"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("not an ARMT model"), std::string::npos) << r.err;
+}
+
 TEST_F(ArmtCli, layers_trains_and_evaluates_one_run_per_subset) {
   write_file(tmp.file("train.json"), R"({"armt": {"segment_size": 64, "num_memory_tokens": 2, "d_mem": 8},
     "data": {"train": {"type": "synthetic", "loss": "all", "tasks": [{"task": "essay"}]}},

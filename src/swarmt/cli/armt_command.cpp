@@ -102,7 +102,8 @@ train::TrainResult train_armt(const Json& config, const std::string& source, con
   std::string base = o.base;
   if (base.empty()) {
     SWARMT_CHECK_INPUT(!o.init.empty(), "give --base (the model to wrap) or --init (an adapter, whose base is used)");
-    base = models::armt_base_dir(o.init);
+    // An adapter names its base; a merged ARMT directory is its own base (weights and tokenizer).
+    base = models::is_armt_adapter_dir(o.init) ? models::armt_base_dir(o.init) : o.init;
   }
   auto setup = train::make_armt_training(config, source, base, o.init, worker.device);
   if (o.detect_anomaly) setup.trainer.detect_anomaly = true;
@@ -331,10 +332,10 @@ void register_armt(CLI::App& app, const GlobalOptions& globals, CommandList& com
 
   auto train = std::make_shared<TrainOptions>();
   c = group->add_subcommand("train", "ARMT recipe: continued pretraining / fine-tuning with a segment curriculum");
-  c->add_option("--base", train->base, "Base model directory (default: the --init adapter's base)");
+  c->add_option("--base", train->base, "Base model directory (default: the --init adapter's base, or the --init merged directory itself)");
   c->add_option("-c,--config", train->config, "ARMT training config (JSON)")->required();
   c->add_option("-o,--out", train->out, "Run directory: the trained model, checkpoints/, metrics.jsonl")->required();
-  c->add_option("--init", train->init, "Start from this adapter's weights and config");
+  c->add_option("--init", train->init, "Start from this ARMT model's weights and config: an adapter, or a merged directory (continues a run in new phases)");
   CLI::Option* resume = c->add_flag("--resume", train->resume, "Continue from the latest valid checkpoint in --out");
   c->add_flag("--restart", train->restart,
               "With --resume: when --out holds no valid checkpoint, start again from step 0 (broken checkpoints are "

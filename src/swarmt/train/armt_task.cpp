@@ -214,13 +214,23 @@ ArmtTrainSetup make_armt_training(const Json& config, const std::string& source,
   }
   setup.trainer.max_steps = curriculum.total_steps();
 
-  // The model: a fresh adapter over the base, or an existing adapter's weights.
+  // The model: a fresh adapter over the base, an existing adapter's weights, or a merged ARMT model (its
+  // base trained too: a run continued in a new phase).
   std::shared_ptr<models::ArmtModel> model;
+  bool merged_init = false;
   if (!init_dir.empty()) {
-    SWARMT_CHECK_INPUT(models::is_armt_adapter_dir(init_dir), "--init: ", init_dir, " is not an ARMT adapter directory");
-    SWARMT_CHECK_INPUT(!v.has("armt"), source, ": field 'armt' must be left out with --init (the adapter's own ",
-                       "armt_config.json applies)");
-    model = models::load_armt_adapter(init_dir);
+    SWARMT_CHECK_INPUT(!v.has("armt"), source, ": field 'armt' must be left out with --init (the ARMT config of ",
+                       init_dir, " applies)");
+    if (models::is_armt_adapter_dir(init_dir)) {
+      model = models::load_armt_adapter(init_dir);
+    } else {
+      SWARMT_CHECK_INPUT(fs::exists(init_dir + "/config.json"), "--init: ", init_dir,
+                         " is neither an ARMT adapter directory (armt_config.json) nor a model directory (config.json)");
+      model = std::dynamic_pointer_cast<models::ArmtModel>(models::load_model(init_dir));
+      SWARMT_CHECK_INPUT(model != nullptr, "--init: ", init_dir, " holds a model that is not an ARMT model; give it as ",
+                         "--base to wrap it with a new adapter");
+      merged_init = true;
+    }
   } else {
     SWARMT_CHECK_INPUT(v.has("armt"), source, ": field 'armt' (the ARMT config) is missing");
     model = models::create_armt(base_dir, models::ArmtConfig::from_json(v.raw("armt"), source + ": field 'armt'"));
@@ -242,6 +252,9 @@ ArmtTrainSetup make_armt_training(const Json& config, const std::string& source,
                      ": an adapter alone cannot hold a trained base model; set \"freeze_base\": true or use "
                      "\"merged\" (or \"auto\")");
   const ArmtOutput out = (output == "merged" || (output == "auto" && !freeze)) ? ArmtOutput::Merged : ArmtOutput::Adapter;
+  SWARMT_CHECK_INPUT(!(merged_init && out == ArmtOutput::Adapter), v.describe("output"), ": --init ", init_dir,
+                     " is a merged ARMT model, whose base weights are its own; an adapter cannot reference them, so ",
+                     "write a merged model (\"output\": \"merged\")");
 
   // Without per-segment checkpointing, backward keeps every segment's activations (+ memory tokens).
   int64_t longest = 1;

@@ -5,7 +5,7 @@
 //
 // Training config (`swarmt armt train --base DIR --config FILE --out DIR`):
 //   {
-//     "armt": { ...ArmtConfig (armt_config.h)... },        (left out with --init ADAPTER)
+//     "armt": { ...ArmtConfig (armt_config.h)... },        (left out with --init)
 //     "tokenizer": "byte" | "DIR",                          (default: the base model's tokenizer.json)
 //     "freeze_base": false,                                 train only the memory (the base stays as is)
 //     "output": "auto" | "adapter" | "merged",              auto: adapter when the base is frozen
@@ -84,8 +84,9 @@ struct ArmtTrainSetup {
   TrainerOptions trainer;
 };
 
-// From a training config (above). base_dir: the base model; init_dir: an adapter to start from ("" for
-// a fresh adapter from the config's "armt" object).
+// From a training config (above). base_dir: the base model (for a merged init, the merged directory);
+// init_dir: an adapter or a merged ARMT model to start from ("" for a fresh adapter from the config's
+// "armt" object). A merged init must be written merged again: its base weights exist nowhere else.
 ArmtTrainSetup make_armt_training(const Json& config, const std::string& source, const std::string& base_dir,
                                   const std::string& init_dir, at::Device device);
 
