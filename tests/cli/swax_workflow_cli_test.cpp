@@ -74,6 +74,7 @@ TEST(TrainCli, train_resume_generate_and_eval_a_tiny_swax_model) {
   const Json stats = Json::parse(gen.out);
   EXPECT_EQ(stats.at("generated_tokens").get<int>(), 8) << gen.out;
   EXPECT_EQ(stats.at("prompt_tokens").get<int>(), 16) << "bos + 15 bytes";
+  EXPECT_EQ(stats.at("decode_steps").get<int>(), 7) << "8 tokens: the first from the prefill";
 
   auto ev = testing::run_swarmt("-q eval passkey --model " + tmp.file("run") + " --lengths 512 --samples 2 --out " +
                                 tmp.file("eval"));

@@ -33,5 +33,23 @@ TEST(Generate, ids_past_the_vocabulary_limit_are_never_sampled) {
   EXPECT_EQ(generate(limited, {1, 2}, options).tokens, (std::vector<int64_t>{3, 3, 3}));
 }
 
+// Decode speed is forward passes per second: n generated tokens take n - 1 passes after the prefill (the
+// first token comes from the prompt's logits, the last is not fed back), and a stop id costs its pass.
+TEST(Generate, decode_steps_count_the_forward_passes_after_the_prompt) {
+  GenerateOptions options;
+  options.max_new_tokens = 5;
+  PaddedVocabularyStream stream;
+  const GenerateResult r = generate(stream, {1, 2, 3}, options);
+  EXPECT_EQ(r.tokens.size(), 5u);
+  EXPECT_EQ(r.decode_steps, 4);
+  EXPECT_EQ(stream.position(), 3 + 4);  // the prompt, then one token per decode pass
+
+  options.stop_ids = {7};  // the stream always prefers 7: stop at the first sample
+  PaddedVocabularyStream stopped;
+  const GenerateResult s = generate(stopped, {1, 2, 3}, options);
+  EXPECT_TRUE(s.tokens.empty());
+  EXPECT_EQ(s.decode_steps, 0);
+}
+
 }  // namespace
 }  // namespace swarmt::infer

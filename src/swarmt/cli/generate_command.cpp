@@ -128,12 +128,15 @@ int run_generate(const GenerateOptions& o) {
   }
   std::cout << std::endl;
   if (o.stats) {
-    const double n = static_cast<double>(result.tokens.size());
     Json stats{{"prompt_tokens", result.prompt_tokens},
                {"generated_tokens", result.tokens.size()},
                {"stop_reason", stopped_by_string ? "stop_string" : result.stop_reason},
                {"prefill_tokens_per_s", result.prompt_tokens / std::max(1e-9, result.prefill_seconds)},
-               {"decode_tokens_per_s", n / std::max(1e-9, result.decode_seconds)},
+               // Forward passes per second after the prompt (n tokens take n - 1 of them: the first comes
+               // from the prefill); null when there was none.
+               {"decode_tokens_per_s", result.decode_steps > 0 ? Json(result.decode_steps / result.decode_seconds)
+                                                               : Json(nullptr)},
+               {"decode_steps", result.decode_steps},
                {"state_bytes", result.state_bytes},
                {"peak_rss_bytes", peak_rss_bytes()}};
     std::cerr << stats.dump() << std::endl;

@@ -37,6 +37,7 @@ GenerateResult generate(TokenStream& stream, const std::vector<int64_t>& prompt,
     }
     if (i + 1 == options.max_new_tokens) break;  // no need to feed the last token
     logits = stream.feed(at::full({1}, id, at::TensorOptions().dtype(at::kLong)));
+    ++result.decode_steps;
   }
   result.decode_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   result.state_bytes = stream.state_bytes();

@@ -27,7 +27,9 @@ struct GenerateResult {
   std::string stop_reason;         // "length", "stop_id", "callback"
   int64_t prompt_tokens = 0;
   double prefill_seconds = 0;
-  double decode_seconds = 0;
+  double decode_seconds = 0;       // from the end of the prefill to the last token
+  int64_t decode_steps = 0;        // forward passes after the prefill: the first token comes from the
+                                   // prefill's logits, and the last one is not fed back
   int64_t state_bytes = 0;         // stream state after generation
 };
 
