@@ -74,6 +74,24 @@ TEST(SafetensorsTorch, writing_into_a_view_never_changes_the_file) {
   EXPECT_TRUE(at::equal(TensorStore::open(tmp.file("w.safetensors")).get("w"), at::ones({4})));
 }
 
+// Loading gives a tensor's mapped pages back once it is copied (the model's peak memory then excludes
+// its file). The pages come back from the file on the next read, so nothing read afterwards changes,
+// whether one tensor or the whole store is released, and whatever the page boundaries cut.
+TEST(SafetensorsTorch, released_pages_read_back_the_file_contents) {
+  testing::TempDir tmp;
+  const at::Tensor big = at::randn({3000, 7}), small = at::arange(5, at::kDouble);
+  save_safetensors(tmp.file("w.safetensors"), {{"big", big}, {"small", small}});
+  TensorStore store = TensorStore::open(tmp.file("w.safetensors"));
+  EXPECT_TRUE(at::equal(store.get("big"), big));
+  store.release("big");
+  EXPECT_TRUE(at::equal(store.get("big"), big));
+  EXPECT_TRUE(at::equal(store.get("small"), small));
+  store.release_all();
+  EXPECT_TRUE(at::equal(store.get("big"), big));
+  EXPECT_TRUE(at::equal(store.get("small"), small));
+  EXPECT_THROW(store.release("missing"), Error);
+}
+
 TEST(SafetensorsTorch, misaligned_tensor_is_copied_with_correct_values) {
   std::string data = "\x01";
   const float v[3] = {1.5f, -2.0f, 4.0f};

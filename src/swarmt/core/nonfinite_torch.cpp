@@ -33,6 +33,7 @@ std::vector<NonFiniteTensor> find_nonfinite_tensors(const TensorStore& store) {
     if (dtype != DType::F16 && dtype != DType::BF16 && dtype != DType::F32 && dtype != DType::F64) continue;
     const at::Tensor tensor = store.get(name);
     const int64_t bad = count_nonfinite(tensor);
+    store.release(name);  // read once: its pages need not stay resident while the rest is scanned
     if (bad > 0) found.push_back({name, store.set().file_of(name).path(), bad, tensor.numel()});
   }
   return found;

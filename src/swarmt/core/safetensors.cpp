@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -40,6 +41,17 @@ std::shared_ptr<MappedFile> MappedFile::open(const std::string& path) {
     ::close(fd);
   }
   return file;
+}
+
+void MappedFile::release_pages(const uint8_t* begin, size_t bytes) const {
+  if (data_ == nullptr || bytes == 0) return;
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(data_), hi = lo + size_;
+  const uintptr_t first = std::max(lo, reinterpret_cast<uintptr_t>(begin) / page * page);
+  const uintptr_t last = std::min(hi, (reinterpret_cast<uintptr_t>(begin) + bytes + page - 1) / page * page);
+  // The mapping starts on a page boundary, so `first` is one too; advice is best-effort (a failure only
+  // means the pages stay resident).
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {

@@ -87,6 +87,11 @@ class MappedFile {
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
 
+  // Gives back the memory of the pages covering [begin, begin + bytes) (MADV_DONTNEED): they stop
+  // counting towards the process's resident memory, and a later read maps them from the file again. Only
+  // for ranges whose tensors have been copied out: an in-place write through a view is lost.
+  void release_pages(const uint8_t* begin, size_t bytes) const;
+
  private:
   MappedFile() = default;
   std::string path_;

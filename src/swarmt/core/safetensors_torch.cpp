@@ -100,6 +100,16 @@ at::Tensor TensorStore::get(const std::string& name) const {
   return tensor_from_entry(file, file.entry(name));
 }
 
+void TensorStore::release(const std::string& name) const {
+  const SafetensorsFile& file = set_.file_of(name);
+  const TensorEntry& entry = file.entry(name);
+  file.mapping()->release_pages(file.data(entry), entry.nbytes());
+}
+
+void TensorStore::release_all() const {
+  for (const auto& file : set_.files()) file.mapping()->release_pages(file.mapping()->data(), file.mapping()->size());
+}
+
 at::Tensor TensorStore::get(const std::string& name, at::IntArrayRef expected_shape) const {
   const TensorEntry& entry = set_.entry(name);
   SWARMT_CHECK_INPUT(entry.shape == to_vector(expected_shape), path(), ": tensor '", name, "' has shape ",

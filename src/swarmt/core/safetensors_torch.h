@@ -46,6 +46,12 @@ class TensorStore {
   // Also checks the shape: BadInput "<path>: tensor 'x' has shape [3, 4], expected [4, 3]".
   at::Tensor get(const std::string& name, at::IntArrayRef expected_shape) const;
 
+  // Loading a model reads each stored tensor once and copies it (converting its dtype); these give the
+  // mapped pages back once read, so a model's peak memory does not include its file (MappedFile).
+  // Tensors returned by get() before the call must not be used afterwards.
+  void release(const std::string& name) const;
+  void release_all() const;
+
  private:
   SafetensorsSet set_;
 };

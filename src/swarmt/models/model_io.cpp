@@ -35,13 +35,26 @@ std::string dtype_name(at::ScalarType type) {
 
 namespace {
 
+// Sets libtorch's default dtype for the guard's lifetime (modules create their parameters in it).
+class DefaultDtypeGuard {
+ public:
+  explicit DefaultDtypeGuard(at::ScalarType dtype) : saved_(c10::get_default_dtype()) {
+    c10::set_default_dtype(c10::scalarTypeToTypeMeta(dtype));
+  }
+  ~DefaultDtypeGuard() { c10::set_default_dtype(saved_); }
+  DefaultDtypeGuard(const DefaultDtypeGuard&) = delete;
+  DefaultDtypeGuard& operator=(const DefaultDtypeGuard&) = delete;
+
+ private:
+  caffe2::TypeMeta saved_;
+};
+
 // The dtype a model runs in unless the caller asks for another. SWAX: the config's torch_dtype (its own
 // format). Hugging Face models: the dtype the weights are stored in (config.json's torch_dtype, or "dtype"
 // in newer transformers, only describes it and may be absent or stale).
-at::ScalarType default_dtype(const CausalLM& model, const Json& config, const std::string& config_path,
-                             const TensorStore& store) {
+at::ScalarType default_dtype(const Json& config, const std::string& config_path, const TensorStore& store) {
   JsonView v(config, config_path);
-  if (model.model_type() != "swax") {
+  if (v.get_string("model_type", "") != "swax") {
     const std::string embedding = "model.embed_tokens.weight";
     if (store.has(embedding)) {
       const at::ScalarType stored = store.get(embedding).scalar_type();
@@ -70,11 +83,25 @@ std::shared_ptr<CausalLM> load_model(const std::string& dir, const LoadOptions& 
                     "free memory or use a machine with more");
   check_model_fits(config, config_path);
   if (!options.allow_nonfinite) check_weights_finite(store);
-  auto model = create_model(config, config_path);
-  at::ScalarType dtype = options.dtype ? *options.dtype : default_dtype(*model, config, config_path, store);
+  store.release_all();  // the check read every page
+  const at::ScalarType dtype = options.dtype ? *options.dtype : default_dtype(config, config_path, store);
+  std::shared_ptr<CausalLM> model;
+  {
+    // Built in the run dtype from the start: a bf16 model never holds an fp32 copy of itself. The
+    // random initialisation is overwritten by the checkpoint below.
+    DefaultDtypeGuard guard(dtype);
+    model = create_model(config, config_path);
+  }
   model->to(dtype);
-  model->load_checkpoint_tensors([&](const std::string& name) { return store.has(name) ? store.get(name) : at::Tensor(); },
-                                 store.path());
+  // Each stored tensor's pages are given back once the model has copied it (at the next lookup).
+  std::string previous;
+  model->load_checkpoint_tensors(
+      [&](const std::string& name) {
+        if (!previous.empty()) store.release(previous);
+        previous = store.has(name) ? name : std::string();
+        return store.has(name) ? store.get(name) : at::Tensor();
+      },
+      store.path());
   model->to(options.device);
   model->eval();
   return model;
