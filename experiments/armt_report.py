@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_lib import fmt, markdown_table, read_json, read_metrics, training_table, write_outputs  # noqa: E402
+from report_lib import fmt, markdown_table, read_json, read_metrics, training_table, use_swarmt, write_outputs  # noqa: E402
 
 SETS = {  # evaluation set -> what a reader sees
     "eval_d0": "the key alone",
@@ -183,6 +183,7 @@ def main():
     ap.add_argument("--segment", type=int, required=True, help="segment length T in tokens")
     ap.add_argument("--note", default="", help="a paragraph for the README, e.g. which stages this run did not reach")
     a = ap.parse_args()
+    use_swarmt(a.swarmt)
     T = a.segment
     os.makedirs(a.results, exist_ok=True)
     cells = collect_cells(a.work)

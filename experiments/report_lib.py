@@ -2,6 +2,15 @@
 import json
 import math
 import os
+import subprocess
+
+_SWARMT = None  # the swarmt binary that renders tables (use_swarmt)
+
+
+def use_swarmt(path):
+    """Tables are rendered by `swarmt report table`, the writer of the engine's own reports."""
+    global _SWARMT
+    _SWARMT = path
 
 
 def read_json(path):
@@ -53,10 +62,17 @@ def fmt(value, digits=1):
 
 
 def markdown_table(header, rows):
-    lines = ["| " + " | ".join(str(h) for h in header) + " |",
-             "|" + "|".join("---" if i == 0 else "--:" for i in range(len(header))) + "|"]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return lines
+    """The table's lines, as `swarmt report table` renders them (first column left, the others right)."""
+    if _SWARMT is None:
+        raise SystemExit("report: no swarmt binary to render tables (report_lib.use_swarmt)")
+    table = {"header": [str(h) for h in header], "rows": [[str(c) for c in row] for row in rows]}
+    try:
+        out = subprocess.run([_SWARMT, "-q", "report", "table"], input=json.dumps(table), text=True,
+                             capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        detail = getattr(e, "stderr", "") or str(e)
+        raise SystemExit(f"report: {_SWARMT} report table failed: {detail.strip()}")
+    return out.rstrip("\n").split("\n")
 
 
 def write_outputs(directory, results, markdown_lines):

@@ -164,5 +164,5 @@ for f in $FAMILIES; do
 done
 
 python3 experiments/swax_windows_report.py "$WORK" "$RESULTS" --mode "$([ $quick = 1 ] && echo quick || echo full)" \
-  --seconds $(( $(date +%s) - start )) --lr "$LR" --models "${MODELS[@]}"
+  --seconds $(( $(date +%s) - start )) --lr "$LR" --swarmt "$S" --models "${MODELS[@]}"
 echo "results: $RESULTS/README.md"

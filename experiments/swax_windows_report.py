@@ -13,7 +13,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_lib import fmt, markdown_table, read_json, read_metrics_records, write_outputs  # noqa: E402
+from report_lib import fmt, markdown_table, read_json, read_metrics_records, use_swarmt, write_outputs  # noqa: E402
 
 EVAL_KINDS = ("own", "other", "cut", "pairs2")
 FAR = (1024, 2048, 4096)  # 4 T, 8 T and 16 T for T = 256
@@ -106,7 +106,9 @@ def main():
     ap.add_argument("--seconds", type=int, required=True)
     ap.add_argument("--lr", type=float, required=True)
     ap.add_argument("--models", nargs="+", required=True)
+    ap.add_argument("--swarmt", required=True, help="the swarmt binary (renders the tables)")
     a = ap.parse_args()
+    use_swarmt(a.swarmt)
 
     models = {}
     for name in a.models:

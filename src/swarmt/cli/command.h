@@ -38,5 +38,6 @@ void register_eval(CLI::App& app, const GlobalOptions& globals, CommandList& com
 void register_model(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
 void register_armt(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
 void register_tokenize(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
+void register_report(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
 
 }  // namespace swarmt::cli

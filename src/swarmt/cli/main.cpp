@@ -98,6 +98,7 @@ int main(int argc, char** argv) {
   swarmt::cli::register_model(app, globals, commands);
   swarmt::cli::register_armt(app, globals, commands);
   swarmt::cli::register_tokenize(app, globals, commands);
+  swarmt::cli::register_report(app, globals, commands);
 
   try {
     app.parse(argc, argv);
