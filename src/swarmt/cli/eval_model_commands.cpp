@@ -302,7 +302,7 @@ namespace swarmt::cli {
 namespace {
 struct RecallArgs : ModelArgs {
   std::string distances = "16,64,256,1k", keys, values, filler;
-  int64_t pairs = 4, gap = 0, samples = 100, batch = 8, training_length = 0;
+  int64_t pairs = 4, gap = 0, rewrites = 0, samples = 100, batch = 8, training_length = 0;
   bool forget_beyond_window = false;
 };
 
@@ -349,6 +349,9 @@ void register_eval_recall(CLI::App& group, const GlobalOptions& globals, Command
   cmd->add_option("--distances", o->distances, "Comma-separated distances in tokens (e.g. 16,64,1k,1M)")->capture_default_str();
   cmd->add_option("--pairs", o->pairs, "Key-value pairs per probe, each asked once")->capture_default_str();
   cmd->add_option("--gap", o->gap, "Filler tokens after each pair and each question")->capture_default_str();
+  cmd->add_option("--rewrites", o->rewrites,
+                  "Rounds that restate every key with a new value before the questions (the answer is the latest)")
+      ->capture_default_str();
   cmd->add_option("--samples", o->samples, "Probes per distance")->capture_default_str();
   cmd->add_option("--batch", o->batch, "Probes streamed together")->capture_default_str();
   cmd->add_option("--training-length", o->training_length,
@@ -378,6 +381,7 @@ void register_eval_recall(CLI::App& group, const GlobalOptions& globals, Command
                                            " must be disjoint id ranges");
                         r.pairs = o->pairs;
                         r.gap = o->gap;
+                        r.rewrites = o->rewrites;
                         r.samples = o->samples;
                         r.batch = o->batch;
                         r.chunk = o->prefill_chunk;
@@ -390,8 +394,11 @@ void register_eval_recall(CLI::App& group, const GlobalOptions& globals, Command
                         auto run = eval::run_distance_recall(model, r, &resources);
                         if (o->training_length > 0) run.metadata["training_length"] = o->training_length;
                         eval::ReportOptions report;
-                        report.title = str_cat("Associative recall by distance, ", r.pairs, " pairs",
-                                               r.forget_beyond_window ? ", recurrent memory cut at the window" : "");
+                        report.title = str_cat(
+                            "Recall accuracy vs distance, ",
+                            r.pairs == 1 ? std::string("one fact") : str_cat(r.pairs, " facts (each asked among ", r.pairs - 1, " others)"),
+                            r.rewrites > 0 ? str_cat(", each rewritten ", r.rewrites, r.rewrites == 1 ? " time" : " times", " (answer: the latest value)") : std::string(),
+                            r.forget_beyond_window ? ", recurrent memory cut at the window" : "");
                         report.length_name = "distance";
                         report.include_prompts = false;
                         const int64_t window = run.metadata["window"].get<int64_t>();

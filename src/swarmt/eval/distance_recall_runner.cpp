@@ -45,7 +45,7 @@ EvalRun run_distance_recall(const infer::LoadedModel& model, const RecallRunOpti
                      "recall: the task's ids (up to ", std::max({o.vocabulary.key_end, o.vocabulary.value_end, o.vocabulary.filler_end}) - 1,
                      ") do not fit the model's vocabulary of ", vocab);
   std::vector<int64_t> lengths;
-  for (int64_t d : o.distances) lengths.push_back(make_recall_probe(o.vocabulary, o.pairs, d, 0, o.gap).length());
+  for (int64_t d : o.distances) lengths.push_back(make_recall_probe(o.vocabulary, o.pairs, d, 0, o.gap, o.rewrites).length());
   check_context_lengths(model, lengths, "--distances");  // every distance first: state growth, memory
   const int64_t window = lm->inference_window();
   if (o.forget_beyond_window) {
@@ -59,7 +59,7 @@ EvalRun run_distance_recall(const infer::LoadedModel& model, const RecallRunOpti
 
   EvalRun run;
   run.metadata = {{"task", "recall"}, {"model", model.dir()}, {"model_description", model.describe()},
-                  {"seed", o.seed}, {"pairs", o.pairs}, {"gap", o.gap}, {"samples_per_distance", o.samples},
+                  {"seed", o.seed}, {"pairs", o.pairs}, {"gap", o.gap}, {"rewrites", o.rewrites}, {"samples_per_distance", o.samples},
                   {"questions_per_distance", o.samples * o.pairs}, {"window", window},
                   {"forget_beyond_window", o.forget_beyond_window},
                   {"chance_percent", 100.0 / static_cast<double>(o.vocabulary.num_values())},
@@ -82,7 +82,7 @@ EvalRun run_distance_recall(const infer::LoadedModel& model, const RecallRunOpti
       std::vector<data::RecallProbe> probes;
       for (int64_t b = 0; b < B; ++b)
         probes.push_back(data::make_recall_probe(o.vocabulary, o.pairs, distance,
-                                                 mix_key(mix_key(o.seed, static_cast<uint64_t>(distance)), static_cast<uint64_t>(first + b)), o.gap));
+                                                 mix_key(mix_key(o.seed, static_cast<uint64_t>(distance)), static_cast<uint64_t>(first + b)), o.gap, o.rewrites));
       const data::RecallProbe& shape = probes.front();  // every probe of a distance has the same layout
       const int64_t length = shape.length();
       const int64_t cut = o.forget_beyond_window ? shape.first_query_position() - window : -1;
@@ -129,7 +129,7 @@ EvalRun run_distance_recall(const infer::LoadedModel& model, const RecallRunOpti
           SWARMT_CHECK(guess >= 0, "question ", i, " of a probe was never scored");
           EvalSampleResult r;
           r.id = str_cat("recall/", distance, "/", first + b, "/", i);
-          r.variant = str_cat("recall_k", o.pairs);
+          r.variant = o.rewrites > 0 ? str_cat("recall_k", o.pairs, "_r", o.rewrites) : str_cat("recall_k", o.pairs);
           r.length = distance;
           r.token_count = length;
           r.answers = {std::to_string(value)};

@@ -155,6 +155,60 @@ TEST(DistanceRecall, synthetic_source_follows_training_progress) {
   EXPECT_EQ(n, 8);
 }
 
+// Replays a training sequence: the value each key held at each point, and its statements.
+struct KeyHistory {
+  std::map<int64_t, int64_t> latest;      // key -> value after the last statement so far
+  std::map<int64_t, int> statements;      // key -> unscored occurrences (first statement and rewrites)
+};
+
+TEST(DistanceRecall, with_rewrites_every_question_asks_for_the_latest_value) {
+  auto config = default_config();
+  config.rewrites = 3;
+  config.queries_per_pair = 2;
+  std::map<int64_t, int> rewrite_counts;
+  for (uint64_t seed = 0; seed < 300; ++seed) {
+    const auto s = generate_recall_sequence(config, kLength, 4, seed);
+    std::set<int64_t> question_positions;
+    for (const auto& q : s.queries) question_positions.insert(q.position);
+    KeyHistory history;
+    for (int64_t t = 0; t + 1 <= kLength; ++t) {
+      const int64_t token = s.tokens[t];
+      if (!config.vocabulary.is_key(token)) continue;
+      const int64_t value = s.tokens[t + 1];
+      ASSERT_TRUE(config.vocabulary.is_value(value)) << "a key is always followed by a value";
+      if (question_positions.count(t)) {
+        // The answer is the latest statement's value; the loss is taken here and nowhere else.
+        ASSERT_TRUE(history.latest.count(token)) << "a question before its key was stated";
+        EXPECT_EQ(s.targets[t], history.latest[token]);
+        EXPECT_EQ(value, history.latest[token]);
+      } else {
+        EXPECT_EQ(s.targets[t], kIgnoreIndex) << "a statement or rewrite is not scored";
+        if (history.latest.count(token)) {
+          EXPECT_NE(value, history.latest[token]) << "a rewrite changes the value";
+        }
+        history.latest[token] = value;
+        ++history.statements[token];
+      }
+    }
+    for (const auto& q : s.queries) {
+      EXPECT_EQ(q.statements, history.statements[q.key]);
+      EXPECT_EQ(q.distance, q.position - q.previous_position);
+      EXPECT_EQ(s.tokens[q.previous_position], q.key);
+      EXPECT_LT(q.previous_position, q.position);
+    }
+    // Every question comes after all of its key's statements.
+    for (const auto& q : s.queries)
+      for (int64_t t = q.position + 1; t < kLength; ++t)
+        if (s.tokens[t] == q.key) {
+          EXPECT_TRUE(question_positions.count(t)) << "a rewrite after a question";
+        }
+    for (const auto& [key, n] : history.statements) ++rewrite_counts[n - 1];
+  }
+  // Keys are rewritten 0..R times, each count common, so frequency does not tell which key is asked.
+  for (int r = 0; r <= 3; ++r) EXPECT_GT(rewrite_counts[r], 150) << r << " rewrites";
+  EXPECT_EQ(rewrite_counts.size(), 4u);
+}
+
 TEST(DistanceRecall, config_round_trips_through_json) {
   Json j = parse_json(R"({"pairs": [[0, 1], [0.5, 3]], "distances": [[1, 5, 9]], "queries_per_pair": 2,
                           "keys": [10, 20], "values": [20, 40], "filler": [40, 100]})", "test");
@@ -181,6 +235,8 @@ TEST(DistanceRecall, bad_configs_are_refused_naming_the_field) {
   EXPECT_NE(error(R"({"task": "recall", "pairs": 40})").find("do not fit"), std::string::npos);
   EXPECT_NE(error(R"({"task": "recall", "distance": 3})").find("distance"), std::string::npos);  // unknown key
   EXPECT_NE(error(R"({"task": "recall", "distances": [[0.5, 10]]})").find("[weight, min, max]"), std::string::npos);
+  EXPECT_NE(error(R"({"task": "recall", "rewrites": -1})").find("'rewrites'"), std::string::npos);
+  EXPECT_NE(error(R"({"task": "recall", "pairs": 8, "rewrites": 8})").find("do not fit"), std::string::npos);
 }
 
 TEST(RecallProbe, questions_sit_exactly_at_the_distance_after_their_pairs) {
@@ -218,7 +274,41 @@ TEST(RecallProbe, streamed_tokens_equal_the_whole_sequence) {
   EXPECT_EQ(streamed, all);
 }
 
+TEST(RecallProbe, rewrites_restate_every_key_and_the_questions_ask_for_the_latest_value) {
+  RecallVocabulary v;
+  for (uint64_t seed = 0; seed < 50; ++seed) {
+    const auto probe = make_recall_probe(v, 5, 200, seed, /*gap=*/3, /*rewrites=*/4);
+    const auto tokens = probe.tokens(0, probe.length());
+    EXPECT_EQ(probe.rewrites(), 4);
+    std::map<int64_t, std::vector<int64_t>> values_of;  // key -> its values in text order
+    std::map<int64_t, int64_t> last_statement;
+    for (int64_t t = 0; t < probe.first_query_position(); ++t)
+      if (v.is_key(tokens[t])) {
+        values_of[tokens[t]].push_back(tokens[t + 1]);
+        last_statement[tokens[t]] = t;
+      }
+    ASSERT_EQ(values_of.size(), 5u);
+    for (const auto& [key, values] : values_of) {
+      EXPECT_EQ(values.size(), 5u) << "every key is stated 1 + rewrites times";
+      EXPECT_EQ(std::set<int64_t>(values.begin(), values.end()).size(), values.size()) << "each rewrite is a new value";
+    }
+    for (int64_t i = 0; i < 5; ++i) {
+      const int64_t key = probe.keys[i];
+      EXPECT_EQ(probe.values[i], values_of[key].back()) << "the answer is the latest value";
+      EXPECT_EQ(probe.pair_position(i), last_statement[key]);
+      EXPECT_EQ(probe.query_position(i) - last_statement[key], 200);
+      EXPECT_EQ(tokens[probe.query_position(i)], key);
+      EXPECT_EQ(tokens[probe.query_position(i) + 1], probe.values[i]);
+    }
+  }
+  // Without rewrites a probe is the one it always was: the statements are the asked pairs.
+  const auto plain = make_recall_probe(v, 3, 64, 7);
+  EXPECT_EQ(plain.statement_keys, plain.keys);
+  EXPECT_EQ(plain.rewrites(), 0);
+}
+
 TEST(RecallProbe, distance_shorter_than_the_pairs_is_refused) {
+  EXPECT_NE(error_of([] { make_recall_probe(RecallVocabulary{}, 2, 64, 0, 0, 64); }).find("--rewrites"), std::string::npos);
   EXPECT_NE(error_of([] { make_recall_probe(RecallVocabulary{}, 4, 7, 0); }).find("--distances"), std::string::npos);
   EXPECT_NE(error_of([] { make_recall_probe(RecallVocabulary{}, 65, 1000, 0); }).find("--pairs"), std::string::npos);
 }

@@ -87,11 +87,14 @@ void validate_recall_training_config(const RecallTrainingConfig& c, int64_t sequ
                        ": each band of 'distances' needs a positive weight and 2 <= min <= max <= sequence_length - 2 (",
                        sequence_length - 2, "); got [", b.weight, ", ", b.min, ", ", b.max, "]");
   SWARMT_CHECK_INPUT(c.queries_per_pair >= 1 && c.queries_per_pair <= 16, where, ": 'queries_per_pair' must be in [1, 16]");
-  // Each pair takes 2 slots and each query 2 more; at most half the sequence is pairs and queries, so
-  // random placement always finds room quickly.
-  SWARMT_CHECK_INPUT(2 * max_pairs * (1 + c.queries_per_pair) <= sequence_length / 2, where, ": ", max_pairs,
-                     " pairs with ", c.queries_per_pair, " queries each do not fit into half of a sequence of ",
-                     sequence_length, " tokens");
+  SWARMT_CHECK_INPUT(c.rewrites >= 0 && c.rewrites <= 16 && c.rewrites < c.vocabulary.num_values(), where,
+                     ": 'rewrites' must be in [0, 16] and below the number of values (", c.vocabulary.num_values(),
+                     "); got ", c.rewrites);
+  // Each statement takes 2 slots and each query 2 more; at most half the sequence is statements and
+  // queries, so random placement always finds room quickly.
+  SWARMT_CHECK_INPUT(2 * max_pairs * (1 + c.rewrites + c.queries_per_pair) <= sequence_length / 2, where, ": ",
+                     max_pairs, " pairs with ", c.rewrites, " rewrites and ", c.queries_per_pair,
+                     " queries each do not fit into half of a sequence of ", sequence_length, " tokens");
 }
 
 RecallSequence generate_recall_sequence(const RecallTrainingConfig& c, int64_t N, int64_t num_pairs, uint64_t seed) {
@@ -106,19 +109,26 @@ RecallSequence generate_recall_sequence(const RecallTrainingConfig& c, int64_t N
   for (int64_t i = 0; i < num_pairs; ++i) {
     const int64_t key = keys[static_cast<size_t>(i)];
     const int64_t value = rng.uniform_int(v.value_begin, v.value_end - 1);
+    const int64_t rewrites = c.rewrites > 0 ? rng.uniform_int(0, c.rewrites) : 0;
     bool placed = false;
     for (int attempt = 0; attempt < 4096 && !placed; ++attempt) {
-      // The chain pair -> question 1 -> question 2 ..., each d_j after the previous occurrence; the
-      // questions that would not fit the sequence are dropped (the first always fits: d <= N - 2).
-      std::vector<int64_t> offsets;  // of each question from the pair
+      // The chain statement -> its rewrites -> question 1 -> question 2 ..., each d_j after the previous
+      // occurrence. Every rewrite must fit; questions that would not are dropped, but the first always
+      // fits when the rewrites do (d <= N - 2).
+      std::vector<int64_t> offsets;  // of each later occurrence from the first statement
       int64_t reach = 0;
-      for (int64_t q = 0; q < Q; ++q) {
+      bool fits = true;
+      for (int64_t q = 0; q < rewrites + Q; ++q) {
         const int64_t d = draw_distance(c.distances, rng);
-        if (reach + d > N - 2) break;
+        if (reach + d > N - 2) {
+          fits = q > rewrites;  // at least one question after the last rewrite
+          break;
+        }
         reach += d;
         offsets.push_back(reach);
       }
-      // The pair at p, p + 1; each question at p + offset, p + offset + 1 <= N - 1.
+      if (!fits) continue;
+      // The statement at p, p + 1; each later occurrence at p + offset, p + offset + 1 <= N - 1.
       const int64_t p = rng.uniform_int(0, N - 2 - reach);
       std::vector<int64_t> slots{p, p + 1};
       for (int64_t offset : offsets) {
@@ -131,13 +141,21 @@ RecallSequence generate_recall_sequence(const RecallTrainingConfig& c, int64_t N
       for (int64_t slot : slots) used[static_cast<size_t>(slot)] = 1;
       s.tokens[static_cast<size_t>(p)] = key;
       s.tokens[static_cast<size_t>(p + 1)] = value;
-      int64_t previous = p;
-      for (int64_t offset : offsets) {
-        s.tokens[static_cast<size_t>(p + offset)] = key;
-        s.tokens[static_cast<size_t>(p + offset + 1)] = value;
-        s.targets[static_cast<size_t>(p + offset)] = value;
-        s.queries.push_back({p + offset, previous, p + offset - previous, key, value});
-        previous = p + offset;
+      int64_t previous = p, latest = value;
+      for (size_t j = 0; j < offsets.size(); ++j) {
+        const int64_t at = p + offsets[j];
+        s.tokens[static_cast<size_t>(at)] = key;
+        if (static_cast<int64_t>(j) < rewrites) {
+          // A restatement: a value the key has not held just before, unscored.
+          int64_t fresh = rng.uniform_int(v.value_begin, v.value_end - 2);
+          if (fresh >= latest) ++fresh;
+          latest = fresh;
+        } else {
+          s.targets[static_cast<size_t>(at)] = latest;
+          s.queries.push_back({at, previous, at - previous, key, latest, 1 + rewrites});
+        }
+        s.tokens[static_cast<size_t>(at + 1)] = latest;
+        previous = at;
       }
       placed = true;
     }
@@ -196,6 +214,7 @@ RecallTrainingConfig recall_training_config_from_json(const JsonView& v, int64_t
     }
   }
   c.queries_per_pair = v.get_int("queries_per_pair", c.queries_per_pair);
+  c.rewrites = v.get_int("rewrites", c.rewrites);
   return c;
 }
 
@@ -205,19 +224,22 @@ Json recall_training_config_to_json(const RecallTrainingConfig& c) {
   for (const auto& b : c.distances) bands.push_back({b.weight, b.min, b.max});
   const auto& v = c.vocabulary;
   return Json{{"pairs", pairs}, {"distances", bands}, {"queries_per_pair", c.queries_per_pair},
-              {"keys", {v.key_begin, v.key_end}}, {"values", {v.value_begin, v.value_end}},
+              {"rewrites", c.rewrites}, {"keys", {v.key_begin, v.key_end}}, {"values", {v.value_begin, v.value_end}},
               {"filler", {v.filler_begin, v.filler_end}}};
 }
 
 int64_t RecallProbe::token_at(int64_t position) const {
-  const auto K = static_cast<int64_t>(keys.size());
   const int64_t stride = 2 + gap;
-  for (int64_t start : {pair_position(0), first_query_position()}) {
-    const int64_t offset = position - start;
-    if (offset >= 0 && offset < stride * K && offset % stride < 2) {
-      const auto i = static_cast<size_t>(offset / stride);
-      return offset % stride == 0 ? keys[i] : values[i];
-    }
+  const auto statements = static_cast<int64_t>(statement_keys.size());
+  int64_t offset = position - statement_position(0);
+  if (offset >= 0 && offset < stride * statements && offset % stride < 2) {
+    const auto j = static_cast<size_t>(offset / stride);
+    return offset % stride == 0 ? statement_keys[j] : statement_values[j];
+  }
+  offset = position - first_query_position();
+  if (offset >= 0 && offset < stride * num_pairs() && offset % stride < 2) {
+    const auto i = static_cast<size_t>(offset / stride);
+    return offset % stride == 0 ? keys[i] : values[i];
   }
   const uint64_t span = static_cast<uint64_t>(vocabulary.filler_end - vocabulary.filler_begin);
   return vocabulary.filler_begin + static_cast<int64_t>(mix_key(filler_seed, static_cast<uint64_t>(position)) % span);
@@ -231,11 +253,14 @@ std::vector<int64_t> RecallProbe::tokens(int64_t begin, int64_t end) const {
 }
 
 RecallProbe make_recall_probe(const RecallVocabulary& vocabulary, int64_t num_pairs, int64_t distance, uint64_t seed,
-                              int64_t gap) {
+                              int64_t gap, int64_t rewrites) {
   validate_vocabulary(vocabulary, 0, "recall probe");
   SWARMT_CHECK_INPUT(num_pairs >= 1 && num_pairs <= vocabulary.num_keys(), "--pairs: ", num_pairs,
                      " pairs need that many distinct keys; there are ", vocabulary.num_keys());
   SWARMT_CHECK_INPUT(gap >= 0 && gap <= 1 << 20, "--gap must be in [0, 2^20] (got ", gap, ")");
+  SWARMT_CHECK_INPUT(rewrites >= 0 && rewrites < vocabulary.num_values() && rewrites <= 1024, "--rewrites must be in [0, ",
+                     std::min<int64_t>(1024, vocabulary.num_values() - 1), "] (each rewrite needs a new value; got ",
+                     rewrites, ")");
   SWARMT_CHECK_INPUT(distance >= (2 + gap) * num_pairs, "--distances: ", distance, " is shorter than the ", num_pairs,
                      " pairs (", (2 + gap) * num_pairs, " tokens with their gaps); the questions must follow every pair");
   TaskRng rng(seed);
@@ -247,6 +272,30 @@ RecallProbe make_recall_probe(const RecallVocabulary& vocabulary, int64_t num_pa
   p.distance = distance;
   p.gap = gap;
   p.filler_seed = rng.next_u64();
+  p.statement_keys = p.keys;
+  p.statement_values = p.values;
+  // Each later round: the keys in a new order, each with a value it has not held in this probe.
+  std::vector<std::vector<int64_t>> held(static_cast<size_t>(num_pairs));
+  for (int64_t i = 0; i < num_pairs; ++i) held[static_cast<size_t>(i)] = {p.values[static_cast<size_t>(i)]};
+  for (int64_t round = 0; round < rewrites; ++round) {
+    const auto order = rng.sample_without_replacement(num_pairs, num_pairs);
+    std::vector<int64_t> keys, values;
+    for (int64_t i : order) {
+      auto& history = held[static_cast<size_t>(i)];
+      int64_t value = 0;
+      do value = rng.uniform_int(vocabulary.value_begin, vocabulary.value_end - 1);
+      while (std::find(history.begin(), history.end(), value) != history.end());
+      history.push_back(value);
+      keys.push_back(p.keys[static_cast<size_t>(i)]);
+      values.push_back(value);
+    }
+    p.statement_keys.insert(p.statement_keys.end(), keys.begin(), keys.end());
+    p.statement_values.insert(p.statement_values.end(), values.begin(), values.end());
+    if (round + 1 == rewrites) {
+      p.keys = keys;  // asked in the order of the last round
+      p.values = values;
+    }
+  }
   return p;
 }
 

@@ -9,6 +9,10 @@
 // A key may be asked several times (queries_per_pair): each question then comes d tokens after the
 // key's previous occurrence, so d is always the distance over which the value must be remembered.
 //
+// Rewrites (the associative retrieval with rewrites of ARMT 2024): a key may be stated again with a new
+// value before it is asked ("k v1 ... k v2 ... k ?" -> v2). A restatement cannot be predicted, so it is
+// not scored; every question's answer is the key's latest value, and d counts from that statement.
+//
 // Training sequences place the pairs at random positions with d drawn from a mixture of uniform bands
 // (e.g. 90 % inside the long attention window, 10 % between the long window and the training length).
 // Evaluation probes put K pairs after a short filler lead-in and ask every key at the same distance d,
@@ -55,6 +59,8 @@ struct RecallTrainingConfig {
   std::vector<PairsStage> pairs_schedule{{0.0, 2}, {0.15, 4}, {0.3, 8}};
   int64_t queries_per_pair = 1;  // times each key is asked again, each at its own distance from the
                                  // previous occurrence (questions that do not fit the sequence are dropped)
+  int64_t rewrites = 0;          // each key is restated with a new value U{0..rewrites} times before its
+                                 // first question (so how often a key occurs does not tell which is asked)
 
   // The number of pairs at a point of training; `progress` < 0 (unknown, e.g. validation data) gives
   // the last stage.
@@ -67,7 +73,8 @@ struct RecallQuery {
   int64_t position = 0;           // input position of the repeated key (its target is the value)
   int64_t previous_position = 0;  // the key's previous occurrence: its pair, or its previous question
   int64_t distance = 0;           // position - previous_position
-  int64_t key = 0, value = 0;
+  int64_t key = 0, value = 0;     // value: the key's latest value before the question
+  int64_t statements = 1;         // times the key was stated (1 + its rewrites) before the question
 };
 
 struct RecallSequence {
@@ -87,7 +94,7 @@ RecallSequence generate_recall_sequence(const RecallTrainingConfig& config, int6
                                         int64_t num_pairs, uint64_t seed);
 
 // Reads {"pairs": [[0, 2], [0.15, 4], [0.3, 8]] | 8, "distances": [[0.9, 10, 60], [0.1, 65, 200]],
-//        "queries_per_pair": 1, "keys": [1, 65], "values": [65, 129], "filler": [129, 256]}
+//        "queries_per_pair": 1, "rewrites": 0, "keys": [1, 65], "values": [65, 129], "filler": [129, 256]}
 // (absent fields keep their defaults). `vocab_size` bounds the ranges.
 RecallTrainingConfig recall_training_config_from_json(const JsonView& view, int64_t vocab_size);
 Json recall_training_config_to_json(const RecallTrainingConfig& config);
@@ -97,26 +104,33 @@ Json recall_training_config_to_json(const RecallTrainingConfig& config);
 
 struct RecallProbe {
   RecallVocabulary vocabulary;
-  std::vector<int64_t> keys, values;  // the K pairs, in order
-  int64_t lead_in = 8;                // filler tokens before the first pair
-  int64_t gap = 0;                    // filler tokens after each pair (and so after each question)
-  int64_t distance = 16;              // every key is asked `distance` tokens after its pair
+  std::vector<int64_t> keys, values;  // the K asked pairs in question order; values are the latest
+  // With rewrites, every key is stated in R + 1 rounds, each round in its own order and with a value the
+  // key has not held before; `keys`/`values` are the last round. Without, the statements are the pairs.
+  std::vector<int64_t> statement_keys, statement_values;
+  int64_t lead_in = 8;                // filler tokens before the first statement
+  int64_t gap = 0;                    // filler tokens after each statement (and so after each question)
+  int64_t distance = 16;              // every key is asked `distance` tokens after its latest statement
   uint64_t filler_seed = 0;
 
-  int64_t pair_position(int64_t i) const { return lead_in + (2 + gap) * i; }
+  int64_t num_pairs() const { return static_cast<int64_t>(keys.size()); }
+  int64_t rewrites() const { return static_cast<int64_t>(statement_keys.size()) / num_pairs() - 1; }
+  int64_t statement_position(int64_t j) const { return lead_in + (2 + gap) * j; }
+  // Where asked pair i was last stated, and where it is asked.
+  int64_t pair_position(int64_t i) const { return statement_position(num_pairs() * rewrites() + i); }
   int64_t query_position(int64_t i) const { return pair_position(i) + distance; }
   int64_t first_query_position() const { return query_position(0); }
-  // Input length: the lead-in, the pairs, the distance and the last query's key and value.
-  int64_t length() const { return query_position(static_cast<int64_t>(keys.size()) - 1) + 2; }
+  // Input length: the lead-in, the statements, the distance and the last query's key and value.
+  int64_t length() const { return query_position(num_pairs() - 1) + 2; }
   // The token at `position` (0 <= position < length()).
   int64_t token_at(int64_t position) const;
   // Tokens [begin, end) as a vector.
   std::vector<int64_t> tokens(int64_t begin, int64_t end) const;
 };
 
-// K distinct keys with random values, pairs `gap` filler tokens apart; requires distance >= K (2 + gap)
-// so that the questions follow all pairs.
+// K distinct keys with random values, statements `gap` filler tokens apart, each key rewritten `rewrites`
+// times; requires distance >= K (2 + gap) so that the questions follow all statements.
 RecallProbe make_recall_probe(const RecallVocabulary& vocabulary, int64_t num_pairs, int64_t distance, uint64_t seed,
-                              int64_t gap = 0);
+                              int64_t gap = 0, int64_t rewrites = 0);
 
 }  // namespace swarmt::data
