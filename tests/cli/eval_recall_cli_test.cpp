@@ -41,6 +41,20 @@ TEST_F(EvalRecallCli, a_run_reports_every_question_with_its_interval) {
   EXPECT_EQ(cut.exit_code, 0) << cut.err;
 }
 
+TEST_F(EvalRecallCli, with_rewrites_each_question_is_scored_against_the_latest_value) {
+  auto r = run_swarmt("-q eval recall --model " + model() + " --pairs 3 --rewrites 2 --gap 4 --distances 40 --samples 2 --out " +
+                      tmp.file("rewrites"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json results = read_json_file(tmp.file("rewrites/results.json"));
+  ASSERT_EQ(results.at("samples").size(), 3u * 2u);
+  for (const auto& sample : results.at("samples")) {
+    EXPECT_EQ(sample.at("variant"), "recall_k3_r2");
+    const Json& d = sample.at("details");
+    EXPECT_EQ(sample.at("score").get<double>() == 100.0, d.at("predicted") == d.at("value"));
+  }
+  EXPECT_EQ(read_json_file(tmp.file("rewrites/summary.json")).at("metadata").at("rewrites"), 2);
+}
+
 TEST_F(EvalRecallCli, bad_arguments_exit_2_naming_the_option_and_write_nothing) {
   const struct {
     std::string args, expected;
@@ -54,6 +68,7 @@ TEST_F(EvalRecallCli, bad_arguments_exit_2_naming_the_option_and_write_nothing) 
       {"--pairs 1 --distances 16 --values 300:364", "vocabulary"},
       {"--pairs 8 --distances 4", "distance"},
       {"--pairs 1 --distances 16 --window 0x", "--window"},
+      {"--pairs 2 --distances 64 --rewrites 64", "--rewrites must be in [0, 63]"},
   };
   int n = 0;
   for (const auto& c : cases) {
