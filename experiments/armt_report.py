@@ -72,7 +72,7 @@ def cell_text(c):
     return f"{c['mean']:.1f} [{c['ci95'][0]:.0f}, {c['ci95'][1]:.0f}]"
 
 
-def svg_plot(path, title, series, T):
+def svg_plot(path, title, series, T, x_label=None, labels=None):
     """Exact match vs length with 95% Wilson bars, one line per model; log2 x axis in segments.
 
     Drawn here rather than by `swarmt eval compare` because a model's cells of one set may come from
@@ -94,9 +94,12 @@ def svg_plot(path, title, series, T):
     for v in range(0, 101, 20):
         out.append(f'<line x1="{L}" x2="{W - R}" y1="{py(v)}" y2="{py(v)}" stroke="#ddd"/>')
         out.append(f'<text x="{L - 8}" y="{py(v) + 4}" text-anchor="end">{v}%</text>')
+    x_label = x_label or f"input length (segments of T = {T} tokens)"
+    labels = LABELS if labels is None else labels
     for n in lengths:
-        out.append(f'<text x="{px(n)}" y="{H - B + 18}" text-anchor="middle">{n // T}T</text>')
-    out.append(f'<text x="{(L + W - R) / 2}" y="{H - 12}" text-anchor="middle">input length (segments of T = {T} tokens)</text>')
+        tick = f"{n // T}T" if n % T == 0 else str(n)
+        out.append(f'<text x="{px(n)}" y="{H - B + 18}" text-anchor="middle">{tick}</text>')
+    out.append(f'<text x="{(L + W - R) / 2}" y="{H - 12}" text-anchor="middle">{x_label}</text>')
     for i, (name, cells) in enumerate(series.items()):
         colour = colours[i % len(colours)]
         points = sorted((int(n), c) for n, c in cells.items() if c["mean"] is not None)
@@ -108,7 +111,7 @@ def svg_plot(path, title, series, T):
                 out.append(f'<line x1="{px(n):.1f}" x2="{px(n):.1f}" y1="{py(lo):.1f}" y2="{py(hi):.1f}" stroke="{colour}"/>')
             out.append(f'<circle cx="{px(n):.1f}" cy="{py(c["mean"]):.1f}" r="3" fill="{colour}"/>')
         out.append(f'<rect x="{W - R + 12}" y="{TOP + 18 * i}" width="12" height="3" fill="{colour}"/>')
-        out.append(f'<text x="{W - R + 28}" y="{TOP + 18 * i + 5}" font-size="11">{LABELS.get(name, name)}</text>')
+        out.append(f'<text x="{W - R + 28}" y="{TOP + 18 * i + 5}" font-size="11">{labels.get(name, name)}</text>')
     out.append("</svg>")
     with open(path, "w") as f:
         f.write("\n".join(out) + "\n")

@@ -151,6 +151,19 @@ struct ArmtExperimentReport : ::testing::Test {
       run("-q eval qa --model " + work + "/base_answer --data " + work + "/qa_" + length + ".jsonl --out " + work +
           "/eval/eval_d0_" + length + "/full");
     }
+    // The retrieval study's probes: one report per call, several per model and set (merged by the report).
+    const auto probe = [](const std::string& set, const std::string& name, const std::string& model,
+                          const std::string& distances, const std::string& options) {
+      std::string tag = distances;
+      for (char& c : tag) c = c == ',' ? '_' : c;
+      run("-q eval recall --model " + work + "/" + model + " --distances " + distances + " --samples 4 " + options +
+          " --out " + work + "/eval/" + set + "/" + name + "/d" + tag);
+    };
+    probe("one_fact", "armt", "armt", "8,20", "--pairs 1");
+    probe("one_fact", "armt", "armt", "128", "--pairs 1");
+    probe("one_fact", "base_recall", "base_answer", "8,20", "--pairs 1");
+    probe("five_facts", "armt", "armt", "320", "--pairs 5 --gap 62");
+    probe("rewrites", "full", "base_answer", "320", "--pairs 5 --gap 62 --rewrites 2");
     run("-q armt cost --model " + work + "/armt --segments 1,2 --json " + work + "/cost.json");
     for (const char* name : {"armt", "armt_mid"})
       run("-q armt cost --model " + work + "/" + name + " --segments 1,8,32 --json " + work + "/cost_" + name + ".json");
@@ -204,6 +217,37 @@ TEST_F(ArmtExperimentReport, context_report_carries_scores_intervals_and_cost_in
   ASSERT_EQ(results.at("cost").size(), cost.at("rows").size());
   for (size_t i = 0; i < cost.at("rows").size(); ++i)
     EXPECT_DOUBLE_EQ(results.at("cost")[i].at("armt_flops").get<double>(), cost.at("rows")[i].at("armt_flops").get<double>());
+  EXPECT_EQ(results.at("training").at("armt").at("steps"), 1);
+}
+
+TEST_F(ArmtExperimentReport, retrieval_report_merges_every_probe_of_a_model_with_its_intervals) {
+  const fs::path script = fs::path(SWARMT_TEST_DATA_DIR).parent_path().parent_path() / "experiments" / "armt_retrieval_report.py";
+  auto r = testing::run_shell("python3 " + script.string() + " " + work + " " + out_dir.path() +
+                              " --mode quick --segment 64 --seconds 5 --swarmt " + SWARMT_BINARY);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const Json results = read_json(out_dir.path() + "/results.json");
+  const auto expect_cells = [&](const std::string& set, const std::string& name, const std::string& tag) {
+    const Json summary = read_json(work + "/eval/" + set + "/" + name + "/" + tag + "/summary.json");
+    for (const auto& item : summary.at("aggregates").at("by_length")) {
+      const std::string distance = std::to_string(item.at("length").get<int64_t>());
+      const Json& cell = results.at("cells").at(name).at(set).at(distance);
+      EXPECT_DOUBLE_EQ(cell.at("mean").get<double>(), item.at("mean").get<double>()) << name << " at " << distance;
+      EXPECT_EQ(cell.at("ci95"), item.at("ci95"));  // recall is right or wrong: every cell has its interval
+      EXPECT_EQ(cell.at("count"), item.at("count"));
+    }
+  };
+  expect_cells("one_fact", "armt", "d8_20");
+  expect_cells("one_fact", "armt", "d128");
+  EXPECT_EQ(results.at("cells").at("armt").at("one_fact").size(), 3u) << "the two reports of one model are merged";
+  expect_cells("one_fact", "base_recall", "d8_20");
+  expect_cells("five_facts", "armt", "d320");
+  expect_cells("rewrites", "full", "d320");
+  // "No loss inside the base's context" is the difference of the two in-segment cells.
+  const Json& in_segment = results.at("comparisons").at("in_segment_8");
+  EXPECT_DOUBLE_EQ(in_segment.at("difference").get<double>(),
+                   results.at("cells").at("armt").at("one_fact").at("8").at("mean").get<double>() -
+                       results.at("cells").at("base_recall").at("one_fact").at("8").at("mean").get<double>());
+  EXPECT_TRUE(fs::exists(out_dir.path() + "/one_fact.svg"));
   EXPECT_EQ(results.at("training").at("armt").at("steps"), 1);
 }
 

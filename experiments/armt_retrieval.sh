@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# ARMT's associative retrieval (specs/armt.md §4.1, §5): a pretrained decoder with a context of T tokens,
+# wrapped in ARMT, answers about facts many segments back, picks the asked key's value among others, and
+# gives the latest value of a key that was rewritten; a full-attention model trained on the same data
+# cannot reach past its training length.
+#
+# Task: token-level recall (docs/data.md): a fact is "key value" (disjoint byte ids), a question repeats the
+# key, the answer is the next token. T = 32. Models (recipe and budgets in experiments/armt_retrieval_configs.py):
+#   base_recall  the pretrained byte model fine-tuned to recall inside its own T tokens
+#   armt         ARMT over base_recall, 2 -> 4 -> 8 segments
+#   full         the fair baseline: base_recall with full attention trained on the same task configs,
+#                steps and learning rate, stage by stage (in distribution up to 8T)
+#   full_rope    the same model with linear RoPE scaling by L / 8T past 8T
+# Probes (`swarmt eval recall`, answers by argmax over all 259 ids; chance 1/64 = 1.6%):
+#   one fact     asked 8 and 20 tokens later (inside one segment) and 2T ... 32T later
+#   five facts   one per segment (gap T - 2), every one asked 5T ... 32T after it: each question has 4
+#                distractors (20% for a model that picks one of the five stated values)
+#   rewrites     five facts stated in three rounds, the answer the latest value, asked 8T ... 32T later
+# every cell with its 95% Wilson interval.
+#
+# Usage: experiments/armt_retrieval.sh [--quick] [BUILD_DIR]
+#   full: about 40 minutes on 2 cores, 200 questions per cell; --quick: about 10 minutes, 40 per cell.
+#   Work files go to BUILD_DIR/experiments/armt_retrieval[_quick]/, results (results.json, README.md, SVG
+#   plots) to docs/results/armt_retrieval[_quick]/. Stages already in the work directory are reused.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MODE=full
+if [ "${1:-}" = --quick ]; then MODE=quick; shift; fi
+BUILD=${1:-build}
+S=$BUILD/swarmt
+[ -x "$S" ] || { echo "armt_retrieval: $S not found; run 'make build' first" >&2; exit 2; }
+NPROC=${NPROC:-2}
+T=32
+if [ $MODE = quick ]; then WORK=$BUILD/experiments/armt_retrieval_quick SAMPLES=40 SUFFIX=_quick
+else WORK=$BUILD/experiments/armt_retrieval SAMPLES=200 SUFFIX=; fi
+RESULTS=docs/results/armt_retrieval$SUFFIX
+mkdir -p "$WORK/eval"
+start=$(date +%s)
+
+timed() {  # out_dir command...: runs the command unless out_dir has a config.json, records its seconds
+  local out=$1; shift
+  [ -f "$out/config.json" ] && return 0
+  local t0; t0=$(date +%s)
+  "$@" > "$out.log" 2>&1 || { echo "armt_retrieval: '$*' failed; see $out.log" >&2; tail -n 5 "$out.log" >&2; exit 1; }
+  echo $(( $(date +%s) - t0 )) > "$out/train_seconds"
+}
+
+stages=$(python3 experiments/armt_retrieval_configs.py $MODE "$WORK")
+timed "$WORK/base" "$S" train --config "$WORK/base_train.json" --out "$WORK/base" --nproc-per-node "$NPROC"
+timed "$WORK/base_recall" "$S" train --config "$WORK/base_recall_train.json" --out "$WORK/base_recall" --nproc-per-node "$NPROC"
+timed "$WORK/armt" "$S" armt train --base "$WORK/base_recall" --config "$WORK/armt_train.json" --out "$WORK/armt" --nproc-per-node "$NPROC"
+last=
+for stage in $stages; do
+  timed "$WORK/$stage" "$S" train --config "$WORK/$stage.json" --out "$WORK/$stage" --nproc-per-node "$NPROC"
+  last=$stage
+done
+[ -e "$WORK/full" ] || ln -s "$last" "$WORK/full"
+
+rope_scaled() {  # factor: a copy of the full-attention model with linear RoPE scaling by factor
+  local out="$WORK/full_rope$1"
+  if [ ! -f "$out/config.json" ]; then
+    mkdir -p "$out"
+    cp "$WORK/full"/{model.safetensors,tokenizer.json,tokenizer_config.json,train_config.json} "$out/"
+    python3 - "$WORK/full/config.json" "$out/config.json" "$1" <<'EOF'
+import json, sys
+config = json.load(open(sys.argv[1]))
+config["rope_scaling"] = {"type": "linear", "factor": float(sys.argv[3])}
+json.dump(config, open(sys.argv[2], "w"), indent=1)
+EOF
+  fi
+  echo "$out"
+}
+
+probe() {  # set name model distances samples [eval recall options...]: one report per call, kept
+  local set=$1 name=$2 model=$3 distances=$4 samples=$5; shift 5
+  local out=$WORK/eval/$set/$name/d${distances//,/_}
+  [ -f "$out/summary.json" ] ||
+    "$S" -q eval recall --model "$model" --distances "$distances" --samples "$samples" --out "$out" "$@" > /dev/null
+}
+
+five=$(( SAMPLES / 5 ))
+for model in armt full base_recall; do
+  probe one_fact $model "$WORK/$model" 8,20 $SAMPLES --pairs 1
+done
+for model in armt full; do
+  probe one_fact $model "$WORK/$model" $((2 * T)),$((4 * T)),$((8 * T)) $SAMPLES --pairs 1
+  probe five_facts $model "$WORK/$model" $((5 * T)),$((8 * T)) $five --pairs 5 --gap $((T - 2))
+  probe rewrites $model "$WORK/$model" $((8 * T)) $five --pairs 5 --gap $((T - 2)) --rewrites 2
+done
+probe one_fact armt "$WORK/armt" $((16 * T)),$((32 * T)) $SAMPLES --pairs 1
+probe five_facts armt "$WORK/armt" $((16 * T)),$((32 * T)) $five --pairs 5 --gap $((T - 2))
+probe rewrites armt "$WORK/armt" $((16 * T)),$((32 * T)) $five --pairs 5 --gap $((T - 2)) --rewrites 2
+# Full attention past its training length (8T), as trained and with linear RoPE scaling that maps the probe's
+# whole input (the statements before the distance included) into the trained 8T positions.
+fits() { echo $(( ($1 + 8 * T - 1) / (8 * T) )); }  # input tokens -> the smallest integer factor
+for n in 16 32; do
+  d=$((n * T))
+  probe one_fact full "$WORK/full" $d $SAMPLES --pairs 1
+  probe five_facts full "$WORK/full" $d $five --pairs 5 --gap $((T - 2))
+  probe rewrites full "$WORK/full" $d $five --pairs 5 --gap $((T - 2)) --rewrites 2
+  probe one_fact full_rope "$(rope_scaled "$(fits $((d + 10)))")" $d $SAMPLES --pairs 1
+  probe five_facts full_rope "$(rope_scaled "$(fits $((d + 5 * T + 10)))")" $d $five --pairs 5 --gap $((T - 2))
+  probe rewrites full_rope "$(rope_scaled "$(fits $((d + 15 * T + 10)))")" $d $five --pairs 5 --gap $((T - 2)) --rewrites 2
+done
+
+python3 experiments/armt_retrieval_report.py "$WORK" "$RESULTS" --mode $MODE --segment $T --swarmt "$S" \
+  --seconds $(( $(date +%s) - start ))
+echo "results: $RESULTS/README.md"

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Writes the training configs of the ARMT retrieval study (experiments/armt_retrieval.sh) into a work directory.
+
+The task is the token-level associative retrieval of the ARMT 2024 paper, in the form of swarmt's `recall`
+task (docs/data.md): keys, values and filler are disjoint byte ids; a fact is the two tokens "key value";
+a question repeats the key and the model must predict its value. Segments are T = 32 tokens, so a fact
+and its question are in different segments as soon as they are more than a few tokens apart.
+
+The recipe (full mode; quick mode cuts every budget so that the study fits in 10 minutes):
+  base         a Llama-architecture byte model (4 layers, d 128) pretrained as a language model on the
+               built-in essay text at 256 tokens (the pretrained decoder ARMT wraps);
+  base_recall  the base fine-tuned at context T on recall inside its own context (1-4 facts, every
+               question within the segment): the reference for "no loss inside the base's context";
+  armt         ARMT over base_recall (8 memory tokens, d_mem 32, all layers), three phases over 2, 4 and 8
+               segments of T: first one or two facts, then up to five, most questions in a later segment
+               than their fact, some keys rewritten with a new value before they are asked;
+  full_<n>     the fair baseline: base_recall with full attention trained on the same task configs (the
+               same distribution of sequences), steps, batch, learning rate and schedule, one `swarmt train`
+               per ARMT phase, each at that phase's length n T (in distribution up to 8T).
+"""
+import json
+import os
+import sys
+
+T = 32
+PHASES = [  # ARMT phase = one full-attention stage: segments, recall task
+    (2, {"pairs": [[0, 1], [0.5, 2]], "distances": [[0.3, 3, 28], [0.7, 32, 60]]}),
+    (4, {"pairs": [[0, 2], [0.4, 5]], "distances": [[0.2, 3, 28], [0.8, 32, 124]], "rewrites": 1}),
+    (8, {"pairs": [[0, 5]], "distances": [[0.2, 3, 28], [0.8, 32, 252]], "rewrites": 1}),
+]
+BUDGETS = {  # mode -> steps
+    "full": {"base": 800, "base_recall": 600, "phase": [1500, 1000, 1000]},
+    "quick": {"base": 120, "base_recall": 100, "phase": [150, 100, 100]},
+}
+BATCH = 32
+LR = 0.002
+WEIGHT_DECAY = 0.01
+WARMUP_FRACTION = 0.05
+MODEL = {
+    "model_type": "llama", "hidden_size": 128, "num_hidden_layers": 4, "num_attention_heads": 4,
+    "num_key_value_heads": 4, "head_dim": 32, "intermediate_size": 384, "vocab_size": 259, "rms_norm_eps": 1e-5,
+    "rope_theta": 10000.0, "tie_word_embeddings": True, "bos_token_id": 257, "eos_token_id": 258, "pad_token_id": 256,
+}
+ARMT = {"segment_size": T, "num_memory_tokens": 8, "d_mem": 32, "memory_layers": "all", "seed": 1}
+
+
+def recall(task, loss="answer"):
+    return {"type": "synthetic", "loss": loss, "tasks": [dict({"task": "recall", "queries_per_pair": 1}, **task)]}
+
+
+def training(steps, lr, seed, **extra):
+    t = {"max_steps": steps, "batch_size": BATCH, "optimizer": {"lr": lr, "weight_decay": WEIGHT_DECAY},
+         "lr_schedule": {"type": "cosine", "warmup_steps": max(int(WARMUP_FRACTION * steps), 1), "min_ratio": 0.1},
+         "clip_grad_norm": 1.0, "log_every": 20, "eval_every": max(steps // 4, 1), "eval_batches": 2,
+         "checkpoint_every": max(steps // 2, 1), "seed": seed}
+    t.update(extra)
+    return t
+
+
+def configs(work, b):
+    out = {}
+    out["base_train.json"] = {
+        "model": MODEL, "tokenizer": "byte", "sequence_length": 256,
+        "data": {"train": {"type": "synthetic", "tasks": [{"task": "essay"}]}},
+        "training": dict(training(b["base"], 0.003, 1), batch_size=16)}
+    out["base_recall_train.json"] = {
+        "init_from": f"{work}/base", "sequence_length": T,
+        "data": {"train": recall({"pairs": [[0, 1], [0.3, 2], [0.6, 4]], "distances": [[1, 3, 20]]})},
+        "training": training(b["base_recall"], LR, 2)}
+    phases, previous = [], f"{work}/base_recall"
+    for (segments, task), steps in zip(PHASES, b["phase"]):
+        phases.append({"name": f"s{segments}", "data": {"train": recall(task)},
+                       "curriculum": {"segments": [segments], "steps": [steps], "warmup_fraction": WARMUP_FRACTION,
+                                      "schedule": "cosine", "min_lr_ratio": 0.1}})
+        name = f"full_{segments}"
+        out[name + ".json"] = {"init_from": previous, "sequence_length": segments * T,
+                               "data": {"train": recall(task)}, "training": training(steps, LR, 1)}
+        previous = f"{work}/{name}"
+    out["armt_train.json"] = {
+        "armt": ARMT, "freeze_base": False, "output": "merged", "phases": phases,
+        "training": {"batch_size": BATCH, "optimizer": {"lr": LR, "weight_decay": WEIGHT_DECAY}, "clip_grad_norm": 1.0,
+                     "log_every": 20, "eval_batches": 2, "checkpoint_every": 500, "seed": 1}}
+    return out
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[1] not in BUDGETS:
+        raise SystemExit("usage: armt_retrieval_configs.py full|quick WORK_DIR")
+    mode, work = sys.argv[1:]
+    for name, config in configs(work, BUDGETS[mode]).items():
+        with open(os.path.join(work, name), "w") as f:
+            json.dump(config, f, indent=1)
+    print(" ".join(f"full_{segments}" for segments, _ in PHASES))
+
+
+if __name__ == "__main__":
+    main()
