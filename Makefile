@@ -40,7 +40,7 @@ bench: build
 
 # The papers' claims at small scale (experiments/, docs/results/README.md): each experiment is one
 # command; full mode takes up to an hour each on 2 cores, quick mode about 10 minutes each.
-EXPERIMENTS = swax_windows armt_context armt_recipe armt_memory_layers
+EXPERIMENTS = swax_windows armt_retrieval armt_context armt_recipe armt_memory_layers
 experiments: build
 	for e in $(EXPERIMENTS); do bash experiments/$$e.sh $(BUILD_DIR) || exit 1; done
 
