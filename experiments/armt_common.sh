@@ -20,14 +20,8 @@ else WORK=$BUILD/experiments/armt EXAMPLES=200 TRAIN_EXAMPLES=4000 SUFFIX=; fi
 T=256
 lengths() { for n in "$@"; do printf '%s,' $((n * T)); done | sed 's/,$//'; }
 mkdir -p "$WORK"
-
-timed() {  # out_dir command...: runs the command unless out_dir has a config.json, records its seconds
-  local out=$1; shift
-  [ -f "$out/config.json" ] && return 0
-  local t0; t0=$(date +%s)
-  "$@" > "$out.log" 2>&1 || { echo "armt experiment: '$*' failed; see $out.log" >&2; tail -n 5 "$out.log" >&2; exit 1; }
-  echo $(( $(date +%s) - t0 )) > "$out/train_seconds"
-}
+EXPERIMENT="armt experiment"
+source experiments/lib.sh
 
 synth() {  # name samples seed options...: one `swarmt data synth long_qa` file, unless it exists
   local name=$1 samples=$2 seed=$3; shift 3
@@ -105,21 +99,6 @@ train_base_and_armt() {  # the stages every ARMT experiment shares: data, base m
   prepare_data
   train_base
   train_armt armt armt_train.json
-}
-
-rope_scaled() {  # model factor: a copy of the model directory with linear RoPE scaling by factor
-  local out="$WORK/$1_rope$2"
-  if [ ! -f "$out/config.json" ]; then
-    mkdir -p "$out"
-    cp "$WORK/$1"/{model.safetensors,tokenizer.json,tokenizer_config.json} "$out/"
-    python3 - "$WORK/$1/config.json" "$out/config.json" "$2" <<'EOF'
-import json, sys
-config = json.load(open(sys.argv[1]))
-config["rope_scaling"] = {"type": "linear", "factor": float(sys.argv[3])}
-json.dump(config, open(sys.argv[2], "w"), indent=1)
-EOF
-  fi
-  echo "$out"
 }
 
 evaluate() {  # name model set [extra eval options...]: exact match of one model on one evaluation set

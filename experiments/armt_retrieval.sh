@@ -37,13 +37,8 @@ RESULTS=docs/results/armt_retrieval$SUFFIX
 mkdir -p "$WORK/eval"
 start=$(date +%s)
 
-timed() {  # out_dir command...: runs the command unless out_dir has a config.json, records its seconds
-  local out=$1; shift
-  [ -f "$out/config.json" ] && return 0
-  local t0; t0=$(date +%s)
-  "$@" > "$out.log" 2>&1 || { echo "armt_retrieval: '$*' failed; see $out.log" >&2; tail -n 5 "$out.log" >&2; exit 1; }
-  echo $(( $(date +%s) - t0 )) > "$out/train_seconds"
-}
+EXPERIMENT=armt_retrieval
+source experiments/lib.sh
 
 stages=$(python3 experiments/armt_retrieval_configs.py $MODE "$WORK")
 timed "$WORK/base" "$S" train --config "$WORK/base_train.json" --out "$WORK/base" --nproc-per-node "$NPROC"
@@ -55,21 +50,6 @@ for stage in $stages; do
   last=$stage
 done
 [ -e "$WORK/full" ] || ln -s "$last" "$WORK/full"
-
-rope_scaled() {  # factor: a copy of the full-attention model with linear RoPE scaling by factor
-  local out="$WORK/full_rope$1"
-  if [ ! -f "$out/config.json" ]; then
-    mkdir -p "$out"
-    cp "$WORK/full"/{model.safetensors,tokenizer.json,tokenizer_config.json,train_config.json} "$out/"
-    python3 - "$WORK/full/config.json" "$out/config.json" "$1" <<'EOF'
-import json, sys
-config = json.load(open(sys.argv[1]))
-config["rope_scaling"] = {"type": "linear", "factor": float(sys.argv[3])}
-json.dump(config, open(sys.argv[2], "w"), indent=1)
-EOF
-  fi
-  echo "$out"
-}
 
 probe() {  # set name model distances samples [eval recall options...]: one report per call, kept
   local set=$1 name=$2 model=$3 distances=$4 samples=$5; shift 5
@@ -98,9 +78,9 @@ for n in 16 32; do
   probe one_fact full "$WORK/full" $d $SAMPLES --pairs 1
   probe five_facts full "$WORK/full" $d $five --pairs 5 --gap $((T - 2))
   probe rewrites full "$WORK/full" $d $five --pairs 5 --gap $((T - 2)) --rewrites 2
-  probe one_fact full_rope "$(rope_scaled "$(fits $((d + 10)))")" $d $SAMPLES --pairs 1
-  probe five_facts full_rope "$(rope_scaled "$(fits $((d + 5 * T + 10)))")" $d $five --pairs 5 --gap $((T - 2))
-  probe rewrites full_rope "$(rope_scaled "$(fits $((d + 15 * T + 10)))")" $d $five --pairs 5 --gap $((T - 2)) --rewrites 2
+  probe one_fact full_rope "$(rope_scaled full "$(fits $((d + 10)))")" $d $SAMPLES --pairs 1
+  probe five_facts full_rope "$(rope_scaled full "$(fits $((d + 5 * T + 10)))")" $d $five --pairs 5 --gap $((T - 2))
+  probe rewrites full_rope "$(rope_scaled full "$(fits $((d + 15 * T + 10)))")" $d $five --pairs 5 --gap $((T - 2)) --rewrites 2
 done
 
 python3 experiments/armt_retrieval_report.py "$WORK" "$RESULTS" --mode $MODE --segment $T --swarmt "$S" \

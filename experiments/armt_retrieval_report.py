@@ -5,13 +5,12 @@ Every cell is a recall accuracy with its 95% Wilson interval, read from the `swa
 WORK/eval/<probe set>/<model>/ (a model's cells of one set may come from several reports, e.g. the
 full-attention baseline with a RoPE factor per length). Every number shown is in results.json.
 """
-import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from armt_report import cell_text, svg_plot  # noqa: E402
-from report_lib import fmt, markdown_table, read_json, read_metrics, training_table, use_swarmt, write_outputs  # noqa: E402
+from armt_report import cell_text, stage_info, svg_plot  # noqa: E402
+from report_lib import experiment_parser, fmt, markdown_table, read_json, training_table, use_swarmt, write_outputs  # noqa: E402
 
 SETS = {  # probe set -> what a reader sees
     "one_fact": "one fact",
@@ -38,17 +37,6 @@ def collect_cells(work):
                     "mean": row["mean"], "ci95": row.get("ci95"), "count": row["count"],
                     "successes": row.get("successes")}
     return cells
-
-
-def stage_info(work, name):
-    path = os.path.join(work, name)
-    if not os.path.isfile(os.path.join(path, "metrics.jsonl")):
-        return None
-    train, val = read_metrics(os.path.join(path, "metrics.jsonl"))
-    seconds_file = os.path.join(path, "train_seconds")
-    return {"seconds": int(open(seconds_file).read()) if os.path.exists(seconds_file) else None,
-            "steps": train.get("step"), "tokens": train.get("tokens"), "final_train_loss": train.get("loss"),
-            "validation_loss": val.get("val_loss")}
 
 
 def distance_label(n, T):
@@ -82,11 +70,7 @@ def comparisons(cells, T):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("work")
-    ap.add_argument("results")
-    ap.add_argument("--mode", required=True)
-    ap.add_argument("--seconds", type=int, required=True)
+    ap = experiment_parser(__doc__)
     ap.add_argument("--swarmt", required=True)
     ap.add_argument("--segment", type=int, required=True, help="segment length T in tokens")
     a = ap.parse_args()

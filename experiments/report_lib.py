@@ -1,4 +1,5 @@
 """Helpers shared by the experiment reports: reading swarmt outputs, writing results.json and README.md."""
+import argparse
 import json
 import math
 import os
@@ -11,6 +12,17 @@ def use_swarmt(path):
     """Tables are rendered by `swarmt report table`, the writer of the engine's own reports."""
     global _SWARMT
     _SWARMT = path
+
+
+def experiment_parser(description):
+    """The arguments every experiment report takes: its work directory, its results directory, the mode and
+    the run's wall seconds."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("work")
+    ap.add_argument("results")
+    ap.add_argument("--mode", required=True)
+    ap.add_argument("--seconds", type=int, required=True)
+    return ap
 
 
 def read_json(path):

@@ -7,13 +7,12 @@ loss, mean training tokens/s), train_seconds, and the summaries of `swarmt eval 
 learning-rate pilot runs WORK/pilot_lr*/ when present. Accuracies keep the 95 % Wilson intervals the
 evaluations computed.
 """
-import argparse
 import glob
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_lib import fmt, markdown_table, read_json, read_metrics_records, use_swarmt, write_outputs  # noqa: E402
+from report_lib import experiment_parser, fmt, markdown_table, read_json, read_metrics_records, use_swarmt, write_outputs  # noqa: E402
 
 EVAL_KINDS = ("own", "other", "cut", "pairs2")
 FAR = (1024, 2048, 4096)  # 4 T, 8 T and 16 T for T = 256
@@ -99,11 +98,7 @@ def claims(models):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("work")
-    ap.add_argument("results")
-    ap.add_argument("--mode", required=True)
-    ap.add_argument("--seconds", type=int, required=True)
+    ap = experiment_parser(__doc__)
     ap.add_argument("--lr", type=float, required=True)
     ap.add_argument("--models", nargs="+", required=True)
     ap.add_argument("--swarmt", required=True, help="the swarmt binary (renders the tables)")
