@@ -12,6 +12,7 @@
 #include "models/hf_checkpoint.h"
 #include "swarmt/infer/token_stream.h"
 #include "swarmt/models/model_io.h"
+#include "swarmt/ops/matvec.h"
 
 namespace swarmt::models {
 namespace {
@@ -257,6 +258,41 @@ TEST(LlamaDecoding, token_stream_equals_full_forward) {
   EXPECT_TENSORS_CLOSE(stream.feed(tokens[0].narrow(0, 0, prompt)), full[prompt - 1], 1e-10);
   for (int64_t t = prompt; t < n; ++t) EXPECT_TENSORS_CLOSE(stream.feed(tokens[0].narrow(0, t, 1)), full[t], 1e-10);
   EXPECT_EQ(stream.position(), n);
+}
+
+// Decoding in the dtypes users run (fp32, bf16) takes the decode kernels (ops/matvec.h for every
+// projection and the head, the cache attention kernel) while the full forward takes the GEMM path; they
+// compute the same function: fp32 logits agree to fp32 rounding, bf16 ones to bf16 rounding, at every
+// position of a prompt fed in chunks and then token by token, on every kernel level this CPU has.
+TEST(LlamaDecoding, fp32_and_bf16_decoding_through_the_decode_kernels_equals_the_full_forward) {
+  TinyLlama c;
+  c.bias = true;  // the matvec path adds biases too
+  torch::manual_seed(16);
+  TempDir dir;
+  write_hf_checkpoint(dir.path(), llama_config(c), llama_weights(c));
+  const int64_t n = 23, prompt = 9;
+  auto tokens = random_tokens(1, n, c.vocab);
+  const std::string best = ops::matvec_isa();
+  for (const std::string level : {"portable", "avx2", "avx512", "avx512-bf16"}) {
+    if (!ops::set_matvec_isa(level)) continue;
+    for (auto dtype : {at::kFloat, at::kBFloat16}) {
+      SCOPED_TRACE(level + (dtype == at::kFloat ? " fp32" : " bf16"));
+      models::LoadOptions options;
+      options.dtype = dtype;
+      auto model = load_model(dir.path(), options);
+      at::Tensor full;
+      {
+        at::NoGradGuard no_grad;
+        full = model->forward(tokens)[0].to(at::kDouble);  // (N, V)
+      }
+      const double tol = (dtype == at::kFloat ? 1e-5 : 0.03) * full.abs().max().item<double>();
+      infer::CausalLMStream stream(model, /*prefill_chunk=*/4);
+      EXPECT_TENSORS_CLOSE(stream.feed(tokens[0].narrow(0, 0, prompt)).to(at::kDouble), full[prompt - 1], tol);
+      for (int64_t t = prompt; t < n; ++t)
+        EXPECT_TENSORS_CLOSE(stream.feed(tokens[0].narrow(0, t, 1)).to(at::kDouble), full[t], tol);
+    }
+  }
+  ASSERT_TRUE(ops::set_matvec_isa(best));
 }
 
 // bf16 checkpoints (the published format) stay bf16 unless asked otherwise, and run close to the fp64

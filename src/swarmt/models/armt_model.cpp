@@ -6,6 +6,7 @@
 
 #include "swarmt/core/error.h"
 #include "swarmt/models/armt_segment_checkpoint.h"
+#include "swarmt/nn/linear.h"
 #include "swarmt/nn/state_dtype.h"
 
 namespace swarmt::models {
@@ -62,7 +63,7 @@ ops::AssocMemoryState ArmtMemoryLayerImpl::zero_state(int64_t batch, at::ScalarT
 at::Tensor ArmtMemoryLayerImpl::read(const ops::AssocMemoryState& state, const at::Tensor& h) {
   if (state.empty) return at::zeros_like(h);
   const int64_t batch = h.size(0), n = h.size(1);
-  at::Tensor q = features(query->forward(h), state.A.scalar_type());
+  at::Tensor q = features(nn::linear(query, h), state.A.scalar_type());
   at::Tensor y = ops::assoc_read(state, q, eps_);                                 // (B, H, N, d/H)
   return y.permute({0, 2, 1, 3}).reshape({batch, n, hidden_size_}).to(h.scalar_type());
 }
@@ -70,9 +71,9 @@ at::Tensor ArmtMemoryLayerImpl::read(const ops::AssocMemoryState& state, const a
 ops::AssocMemoryState ArmtMemoryLayerImpl::write(const ops::AssocMemoryState& state, const at::Tensor& m) {
   const int64_t batch = m.size(0), tokens = m.size(1);
   const at::ScalarType dtype = state.A.scalar_type();
-  at::Tensor k = features(key->forward(m), dtype);
-  at::Tensor v = value->forward(m).to(dtype).view({batch, tokens, heads_, -1}).permute({0, 2, 1, 3});
-  at::Tensor b = at::sigmoid(beta->forward(m).to(dtype)).permute({0, 2, 1}).unsqueeze(-1);  // (B, H, M, 1)
+  at::Tensor k = features(nn::linear(key, m), dtype);
+  at::Tensor v = nn::linear(value, m).to(dtype).view({batch, tokens, heads_, -1}).permute({0, 2, 1, 3});
+  at::Tensor b = at::sigmoid(nn::linear(beta, m).to(dtype)).permute({0, 2, 1}).unsqueeze(-1);  // (B, H, M, 1)
   return ops::assoc_write(state, k, v, b, eps_, gamma_correction_);
 }
 

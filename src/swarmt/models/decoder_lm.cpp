@@ -1,5 +1,7 @@
 #include "swarmt/models/decoder_lm.h"
 
+#include "swarmt/ops/matvec.h"
+
 namespace swarmt::models {
 
 DecoderLM::DecoderLM(const DecoderLMOptions& o, int64_t num_layers, const LayerFactory& make_layer) : options_(o) {
@@ -22,7 +24,7 @@ at::Tensor DecoderLM::embed(const at::Tensor& tokens) {
 
 at::Tensor DecoderLM::head(const at::Tensor& hidden) {
   auto h = model->norm->forward(hidden);
-  auto logits = lm_head ? lm_head->forward(h) : at::matmul(h, model->embed_tokens->weight.t());
+  auto logits = ops::linear(h, lm_head ? lm_head->weight : model->embed_tokens->weight);
   logits = logits.to(hidden.scalar_type() == at::kDouble ? at::kDouble : at::kFloat);
   const double cap = options_.final_logit_softcap;
   if (cap > 0) logits = cap * at::tanh(logits / cap);

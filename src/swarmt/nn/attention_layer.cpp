@@ -4,6 +4,7 @@
 
 #include "swarmt/core/error.h"
 #include "swarmt/nn/init.h"
+#include "swarmt/nn/linear.h"
 #include "swarmt/ops/flops.h"
 
 namespace swarmt::nn {
@@ -34,9 +35,9 @@ ops::AttentionOptions AttentionLayerImpl::attention_options(int64_t window) cons
 std::tuple<at::Tensor, at::Tensor, at::Tensor> AttentionLayerImpl::project(const at::Tensor& x,
                                                                            const at::Tensor& positions) {
   const int64_t B = x.size(0), N = x.size(1), D = options_.head_dim;
-  auto q = q_proj->forward(x).view({B, N, options_.num_heads, D}).transpose(1, 2);
-  auto k = k_proj->forward(x).view({B, N, options_.num_kv_heads, D}).transpose(1, 2);
-  auto v = v_proj->forward(x).view({B, N, options_.num_kv_heads, D}).transpose(1, 2).contiguous();
+  auto q = linear(q_proj, x).view({B, N, options_.num_heads, D}).transpose(1, 2);
+  auto k = linear(k_proj, x).view({B, N, options_.num_kv_heads, D}).transpose(1, 2);
+  auto v = linear(v_proj, x).view({B, N, options_.num_kv_heads, D}).transpose(1, 2).contiguous();
   if (options_.qk_norm) {
     q = q_norm->forward(q);
     k = k_norm->forward(k);
@@ -49,7 +50,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> AttentionLayerImpl::project(const
 
 at::Tensor AttentionLayerImpl::output(const at::Tensor& attn) {
   const int64_t B = attn.size(0), N = attn.size(2);
-  return o_proj->forward(attn.transpose(1, 2).reshape({B, N, options_.num_heads * options_.head_dim}));
+  return linear(o_proj, attn.transpose(1, 2).reshape({B, N, options_.num_heads * options_.head_dim}));
 }
 
 at::Tensor AttentionLayerImpl::forward(const at::Tensor& x, const LayerContext& ctx) {

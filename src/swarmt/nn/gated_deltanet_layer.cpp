@@ -4,6 +4,7 @@
 
 #include "swarmt/core/error.h"
 #include "swarmt/nn/init.h"
+#include "swarmt/nn/linear.h"
 #include "swarmt/nn/state_dtype.h"
 #include "swarmt/ops/recurrent_flops.h"
 
@@ -78,26 +79,26 @@ GatedDeltaNetLayerImpl::Inputs GatedDeltaNetLayerImpl::project(const at::Tensor&
     return at::silu(y);
   };
   Inputs in;
-  auto q = conv(q_proj->forward(x), q_conv, 0);
-  auto k = conv(k_proj->forward(x), k_conv, 1);
-  auto v = conv(v_proj->forward(x), v_conv, 2);
+  auto q = conv(linear(q_proj, x), q_conv, 0);
+  auto k = conv(linear(k_proj, x), k_conv, 1);
+  auto v = conv(linear(v_proj, x), v_conv, 2);
   in.q = l2_normalize(q.view({B, N, H, options_.head_dim}).to(ct)).transpose(1, 2).contiguous();
   in.k = l2_normalize(k.view({B, N, H, options_.head_dim}).to(ct)).transpose(1, 2).contiguous();
   in.v = v.view({B, N, H, options_.v_head_dim}).to(ct).transpose(1, 2).contiguous();
   // g = -exp(A_log) · softplus(a + dt_bias): the log of the per-token decay α ∈ (0, 1).
-  auto a = a_proj->forward(x).to(ct) + dt_bias.to(ct);
+  auto a = linear(a_proj, x).to(ct) + dt_bias.to(ct);
   in.g = (-at::exp(A_log.to(ct)) * at::softplus(a)).transpose(1, 2).contiguous();
-  auto beta = at::sigmoid(b_proj->forward(x).to(ct));
+  auto beta = at::sigmoid(linear(b_proj, x).to(ct));
   if (options_.allow_neg_eigval) beta = beta * 2.0;
   in.beta = beta.transpose(1, 2).contiguous();
-  in.gate = g_proj->forward(x);
+  in.gate = linear(g_proj, x);
   return in;
 }
 
 at::Tensor GatedDeltaNetLayerImpl::output(const at::Tensor& o, const at::Tensor& gate, at::ScalarType dtype) {
   const int64_t B = o.size(0), N = o.size(2), H = options_.num_heads;
   auto normed = o_norm->forward(o.to(dtype)).transpose(1, 2).reshape({B, N, H * options_.v_head_dim});
-  return o_proj->forward(normed * at::silu(gate));
+  return linear(o_proj, normed * at::silu(gate));
 }
 
 at::Tensor GatedDeltaNetLayerImpl::forward(const at::Tensor& x, const LayerContext& ctx) {

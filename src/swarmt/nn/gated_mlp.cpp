@@ -1,6 +1,7 @@
 #include "swarmt/nn/gated_mlp.h"
 
 #include "swarmt/core/error.h"
+#include "swarmt/nn/linear.h"
 
 namespace swarmt::nn {
 
@@ -23,7 +24,7 @@ GatedMLPImpl::GatedMLPImpl(int64_t hidden, int64_t intermediate, Activation act,
 }
 
 at::Tensor GatedMLPImpl::forward(const at::Tensor& x) {
-  return down_proj->forward(apply_activation(gate_proj->forward(x), activation) * up_proj->forward(x));
+  return linear(down_proj, apply_activation(linear(gate_proj, x), activation) * linear(up_proj, x));
 }
 
 }  // namespace swarmt::nn

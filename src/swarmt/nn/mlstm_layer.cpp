@@ -5,6 +5,7 @@
 
 #include "swarmt/core/error.h"
 #include "swarmt/nn/init.h"
+#include "swarmt/nn/linear.h"
 #include "swarmt/nn/state_dtype.h"
 #include "swarmt/ops/gated_delta.h"
 #include "swarmt/ops/recurrent_flops.h"
@@ -80,12 +81,12 @@ MLSTMLayerImpl::Projections MLSTMLayerImpl::project(const at::Tensor& x, const a
     xqk = at::silu(y);
   }
   Projections p;
-  p.q = q_proj->forward(xqk).view({B, N, H, options_.qk_head_dim}).transpose(1, 2).to(ct).contiguous();
-  p.k = k_proj->forward(xqk).view({B, N, H, options_.qk_head_dim}).transpose(1, 2).to(ct).contiguous();
-  p.v = v_proj->forward(x).view({B, N, H, options_.v_head_dim}).transpose(1, 2).to(ct).contiguous();
-  p.igate = soft_cap(igate_proj->forward(x).to(ct), options_.gate_soft_cap).transpose(1, 2).contiguous();
-  p.fgate = soft_cap(fgate_proj->forward(x).to(ct), options_.gate_soft_cap).transpose(1, 2).contiguous();
-  p.ogate = ogate_proj->forward(x);
+  p.q = linear(q_proj, xqk).view({B, N, H, options_.qk_head_dim}).transpose(1, 2).to(ct).contiguous();
+  p.k = linear(k_proj, xqk).view({B, N, H, options_.qk_head_dim}).transpose(1, 2).to(ct).contiguous();
+  p.v = linear(v_proj, x).view({B, N, H, options_.v_head_dim}).transpose(1, 2).to(ct).contiguous();
+  p.igate = soft_cap(linear(igate_proj, x).to(ct), options_.gate_soft_cap).transpose(1, 2).contiguous();
+  p.fgate = soft_cap(linear(fgate_proj, x).to(ct), options_.gate_soft_cap).transpose(1, 2).contiguous();
+  p.ogate = linear(ogate_proj, x);
   return p;
 }
 
@@ -93,7 +94,7 @@ at::Tensor MLSTMLayerImpl::output(const at::Tensor& h, const at::Tensor& ogate, 
   const int64_t B = h.size(0), N = h.size(2), H = options_.num_heads;
   auto normed = head_norm->forward(h.to(dtype));                      // (B, H, N, Dv)
   auto merged = normed.transpose(1, 2).reshape({B, N, H * options_.v_head_dim});
-  return out_proj->forward(at::sigmoid(ogate) * merged);
+  return linear(out_proj, at::sigmoid(ogate) * merged);
 }
 
 at::Tensor MLSTMLayerImpl::forward(const at::Tensor& x, const LayerContext& ctx) {

@@ -1,0 +1,400 @@
+#include "swarmt/ops/matvec.h"
+
+#include <ATen/Parallel.h>
+#include <immintrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <vector>
+
+#include "swarmt/core/error.h"
+
+namespace swarmt::ops {
+namespace matvec_detail {
+
+// Every kernel computes, for the weight rows [o0, o1) and each of the `rows` rows of x (fp32, length
+// `in`), y[r * ldy + o] = Σ_i W[o, i] x[r, i]. W's element type is float or uint16_t (bf16 bits).
+
+inline float widen(float w) { return w; }
+inline float widen(uint16_t w) {  // bf16 → fp32: the bf16 bits are the fp32 value's upper half
+  const uint32_t bits = static_cast<uint32_t>(w) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+template <typename W, typename X>
+void portable_kernel(const W* w, int64_t in, const X* x, int64_t rows, int64_t o0, int64_t o1, float* y,
+                     int64_t ldy) {
+  for (int64_t o = o0; o < o1; ++o) {
+    const W* wo = w + o * in;
+    for (int64_t r = 0; r < rows; ++r) {
+      const X* xr = x + r * in;
+      float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // eight partial sums: the compiler vectorises this
+      int64_t i = 0;
+      for (; i + 8 <= in; i += 8)
+        for (int j = 0; j < 8; ++j) acc[j] += widen(wo[i + j]) * widen(xr[i + j]);
+      float s = 0;
+      for (; i < in; ++i) s += widen(wo[i]) * widen(xr[i]);
+      for (float a : acc) s += a;
+      y[r * ldy + o] = s;
+    }
+  }
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+// GCC 12's intrinsics (_mm512_slli_epi32, _mm512_cvtepu16_epi32) pass an "undefined" register that its
+// own -Wmaybe-uninitialized then reports; the values are fully defined.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+#define SWARMT_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma")))
+#define SWARMT_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#define SWARMT_TARGET_AVX512BF16 __attribute__((target("avx512bf16,avx512f,avx512bw,avx512vl,avx2,fma")))
+
+// --- AVX-512: 16 lanes -----------------------------------------------------------------------------
+
+SWARMT_TARGET_AVX512 inline __m512 load16(const float* p) { return _mm512_loadu_ps(p); }
+SWARMT_TARGET_AVX512 inline __m512 load16(const uint16_t* p) {
+  const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+SWARMT_TARGET_AVX512 inline __m512 load16_masked(const float* p, __mmask16 m) { return _mm512_maskz_loadu_ps(m, p); }
+SWARMT_TARGET_AVX512 inline __m512 load16_masked(const uint16_t* p, __mmask16 m) {
+  const __m256i h = _mm256_maskz_loadu_epi16(m, p);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+// Four weight rows against one x row: 4 rows × 2 unrolled steps = 8 independent FMA chains, enough
+// to hide the FMA latency while the loads stream W from memory.
+template <typename W>
+SWARMT_TARGET_AVX512 void avx512_rows4(const W* w0, const W* w1, const W* w2, const W* w3, int64_t in,
+                                       const float* x, float* out) {
+  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+  int64_t i = 0;
+  for (; i + 32 <= in; i += 32) {
+    const __m512 x0 = _mm512_loadu_ps(x + i), x1 = _mm512_loadu_ps(x + i + 16);
+    a0 = _mm512_fmadd_ps(load16(w0 + i), x0, a0);
+    a1 = _mm512_fmadd_ps(load16(w1 + i), x0, a1);
+    a2 = _mm512_fmadd_ps(load16(w2 + i), x0, a2);
+    a3 = _mm512_fmadd_ps(load16(w3 + i), x0, a3);
+    b0 = _mm512_fmadd_ps(load16(w0 + i + 16), x1, b0);
+    b1 = _mm512_fmadd_ps(load16(w1 + i + 16), x1, b1);
+    b2 = _mm512_fmadd_ps(load16(w2 + i + 16), x1, b2);
+    b3 = _mm512_fmadd_ps(load16(w3 + i + 16), x1, b3);
+  }
+  for (; i < in; i += 16) {
+    const __mmask16 m = in - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (in - i)) - 1);
+    const __m512 x0 = _mm512_maskz_loadu_ps(m, x + i);
+    a0 = _mm512_fmadd_ps(load16_masked(w0 + i, m), x0, a0);
+    a1 = _mm512_fmadd_ps(load16_masked(w1 + i, m), x0, a1);
+    a2 = _mm512_fmadd_ps(load16_masked(w2 + i, m), x0, a2);
+    a3 = _mm512_fmadd_ps(load16_masked(w3 + i, m), x0, a3);
+  }
+  out[0] = _mm512_reduce_add_ps(_mm512_add_ps(a0, b0));
+  out[1] = _mm512_reduce_add_ps(_mm512_add_ps(a1, b1));
+  out[2] = _mm512_reduce_add_ps(_mm512_add_ps(a2, b2));
+  out[3] = _mm512_reduce_add_ps(_mm512_add_ps(a3, b3));
+}
+
+template <typename W>
+SWARMT_TARGET_AVX512 float avx512_row(const W* w, int64_t in, const float* x) {
+  __m512 a = _mm512_setzero_ps(), b = a;
+  int64_t i = 0;
+  for (; i + 32 <= in; i += 32) {
+    a = _mm512_fmadd_ps(load16(w + i), _mm512_loadu_ps(x + i), a);
+    b = _mm512_fmadd_ps(load16(w + i + 16), _mm512_loadu_ps(x + i + 16), b);
+  }
+  for (; i < in; i += 16) {
+    const __mmask16 m = in - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (in - i)) - 1);
+    a = _mm512_fmadd_ps(load16_masked(w + i, m), _mm512_maskz_loadu_ps(m, x + i), a);
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(a, b));
+}
+
+template <typename W>
+SWARMT_TARGET_AVX512 void avx512_kernel(const W* w, int64_t in, const float* x, int64_t rows, int64_t o0,
+                                        int64_t o1, float* y, int64_t ldy) {
+  int64_t o = o0;
+  float out[4];
+  for (; o + 4 <= o1; o += 4) {
+    const W* wo = w + o * in;
+    for (int64_t r = 0; r < rows; ++r) {  // the 4-row block of W stays in L1 across the rows of x
+      avx512_rows4(wo, wo + in, wo + 2 * in, wo + 3 * in, in, x + r * in, out);
+      std::copy(out, out + 4, y + r * ldy + o);
+    }
+  }
+  for (; o < o1; ++o)
+    for (int64_t r = 0; r < rows; ++r) y[r * ldy + o] = avx512_row(w + o * in, in, x + r * in);
+}
+
+// --- AVX-512 BF16: bf16 weights and bf16 activations -----------------------------------------------
+// vdpbf16ps multiplies 32 bf16 pairs and adds each two neighbouring products to one of 16 fp32 lanes.
+// A product of two bf16 values is exact in fp32, so this is the fp32 dot product of the stored values
+// (summed in another order), for a quarter of the instructions of widening the weights to fp32.
+
+SWARMT_TARGET_AVX512BF16 inline __m512bh load32bh(const uint16_t* p) {
+  return (__m512bh)_mm512_loadu_si512(p);
+}
+SWARMT_TARGET_AVX512BF16 inline __m512bh load32bh_masked(const uint16_t* p, __mmask32 m) {
+  return (__m512bh)_mm512_maskz_loadu_epi16(m, p);
+}
+SWARMT_TARGET_AVX512BF16 inline __mmask32 tail_mask32(int64_t left) {
+  return left >= 32 ? __mmask32(0xFFFFFFFFu) : __mmask32((1u << left) - 1);
+}
+
+SWARMT_TARGET_AVX512BF16 void bf16dot_rows4(const uint16_t* w0, const uint16_t* w1, const uint16_t* w2,
+                                            const uint16_t* w3, int64_t in, const uint16_t* x, float* out) {
+  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+  int64_t i = 0;
+  for (; i + 64 <= in; i += 64) {
+    const __m512bh x0 = load32bh(x + i), x1 = load32bh(x + i + 32);
+    a0 = _mm512_dpbf16_ps(a0, load32bh(w0 + i), x0);
+    a1 = _mm512_dpbf16_ps(a1, load32bh(w1 + i), x0);
+    a2 = _mm512_dpbf16_ps(a2, load32bh(w2 + i), x0);
+    a3 = _mm512_dpbf16_ps(a3, load32bh(w3 + i), x0);
+    b0 = _mm512_dpbf16_ps(b0, load32bh(w0 + i + 32), x1);
+    b1 = _mm512_dpbf16_ps(b1, load32bh(w1 + i + 32), x1);
+    b2 = _mm512_dpbf16_ps(b2, load32bh(w2 + i + 32), x1);
+    b3 = _mm512_dpbf16_ps(b3, load32bh(w3 + i + 32), x1);
+  }
+  for (; i < in; i += 32) {
+    const __mmask32 m = tail_mask32(in - i);
+    const __m512bh x0 = load32bh_masked(x + i, m);
+    a0 = _mm512_dpbf16_ps(a0, load32bh_masked(w0 + i, m), x0);
+    a1 = _mm512_dpbf16_ps(a1, load32bh_masked(w1 + i, m), x0);
+    a2 = _mm512_dpbf16_ps(a2, load32bh_masked(w2 + i, m), x0);
+    a3 = _mm512_dpbf16_ps(a3, load32bh_masked(w3 + i, m), x0);
+  }
+  out[0] = _mm512_reduce_add_ps(_mm512_add_ps(a0, b0));
+  out[1] = _mm512_reduce_add_ps(_mm512_add_ps(a1, b1));
+  out[2] = _mm512_reduce_add_ps(_mm512_add_ps(a2, b2));
+  out[3] = _mm512_reduce_add_ps(_mm512_add_ps(a3, b3));
+}
+
+SWARMT_TARGET_AVX512BF16 float bf16dot_row(const uint16_t* w, int64_t in, const uint16_t* x) {
+  __m512 a = _mm512_setzero_ps();
+  for (int64_t i = 0; i < in; i += 32) {
+    const __mmask32 m = tail_mask32(in - i);
+    a = _mm512_dpbf16_ps(a, load32bh_masked(w + i, m), load32bh_masked(x + i, m));
+  }
+  return _mm512_reduce_add_ps(a);
+}
+
+SWARMT_TARGET_AVX512BF16 void bf16dot_kernel(const uint16_t* w, int64_t in, const uint16_t* x, int64_t rows,
+                                             int64_t o0, int64_t o1, float* y, int64_t ldy) {
+  int64_t o = o0;
+  float out[4];
+  for (; o + 4 <= o1; o += 4) {
+    const uint16_t* wo = w + o * in;
+    for (int64_t r = 0; r < rows; ++r) {
+      bf16dot_rows4(wo, wo + in, wo + 2 * in, wo + 3 * in, in, x + r * in, out);
+      std::copy(out, out + 4, y + r * ldy + o);
+    }
+  }
+  for (; o < o1; ++o)
+    for (int64_t r = 0; r < rows; ++r) y[r * ldy + o] = bf16dot_row(w + o * in, in, x + r * in);
+}
+
+// --- AVX2 + FMA: 8 lanes ---------------------------------------------------------------------------
+
+SWARMT_TARGET_AVX2 inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+SWARMT_TARGET_AVX2 inline __m256 load8(const uint16_t* p) {
+  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+SWARMT_TARGET_AVX2 inline float hsum8(__m256 v) {
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
+}
+
+template <typename W>
+SWARMT_TARGET_AVX2 void avx2_rows4(const W* w0, const W* w1, const W* w2, const W* w3, int64_t in, const float* x,
+                                   float* out) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+  int64_t i = 0;
+  for (; i + 16 <= in; i += 16) {
+    const __m256 x0 = _mm256_loadu_ps(x + i), x1 = _mm256_loadu_ps(x + i + 8);
+    a0 = _mm256_fmadd_ps(load8(w0 + i), x0, a0);
+    a1 = _mm256_fmadd_ps(load8(w1 + i), x0, a1);
+    a2 = _mm256_fmadd_ps(load8(w2 + i), x0, a2);
+    a3 = _mm256_fmadd_ps(load8(w3 + i), x0, a3);
+    b0 = _mm256_fmadd_ps(load8(w0 + i + 8), x1, b0);
+    b1 = _mm256_fmadd_ps(load8(w1 + i + 8), x1, b1);
+    b2 = _mm256_fmadd_ps(load8(w2 + i + 8), x1, b2);
+    b3 = _mm256_fmadd_ps(load8(w3 + i + 8), x1, b3);
+  }
+  for (; i + 8 <= in; i += 8) {
+    const __m256 x0 = _mm256_loadu_ps(x + i);
+    a0 = _mm256_fmadd_ps(load8(w0 + i), x0, a0);
+    a1 = _mm256_fmadd_ps(load8(w1 + i), x0, a1);
+    a2 = _mm256_fmadd_ps(load8(w2 + i), x0, a2);
+    a3 = _mm256_fmadd_ps(load8(w3 + i), x0, a3);
+  }
+  out[0] = hsum8(_mm256_add_ps(a0, b0));
+  out[1] = hsum8(_mm256_add_ps(a1, b1));
+  out[2] = hsum8(_mm256_add_ps(a2, b2));
+  out[3] = hsum8(_mm256_add_ps(a3, b3));
+  for (; i < in; ++i) {
+    out[0] += widen(w0[i]) * x[i];
+    out[1] += widen(w1[i]) * x[i];
+    out[2] += widen(w2[i]) * x[i];
+    out[3] += widen(w3[i]) * x[i];
+  }
+}
+
+template <typename W>
+SWARMT_TARGET_AVX2 void avx2_kernel(const W* w, int64_t in, const float* x, int64_t rows, int64_t o0, int64_t o1,
+                                    float* y, int64_t ldy) {
+  int64_t o = o0;
+  float out[4];
+  for (; o + 4 <= o1; o += 4) {
+    const W* wo = w + o * in;
+    for (int64_t r = 0; r < rows; ++r) {
+      avx2_rows4(wo, wo + in, wo + 2 * in, wo + 3 * in, in, x + r * in, out);
+      std::copy(out, out + 4, y + r * ldy + o);
+    }
+  }
+  if (o < o1) portable_kernel(w, in, x, rows, o, o1, y, ldy);
+}
+#endif  // x86
+
+enum class Isa { Portable, Avx2, Avx512, Avx512Bf16 };
+
+Isa detect_isa() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+    return __builtin_cpu_supports("avx512bf16") ? Isa::Avx512Bf16 : Isa::Avx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::Avx2;
+#endif
+  return Isa::Portable;
+}
+
+bool supported(Isa level) {
+  static const Isa best = detect_isa();
+  return static_cast<int>(level) <= static_cast<int>(best);
+}
+
+std::atomic<Isa>& chosen_isa() {
+  static std::atomic<Isa> chosen{detect_isa()};
+  return chosen;
+}
+
+Isa isa() { return chosen_isa().load(std::memory_order_relaxed); }
+
+// bf16 weights and bf16 activations: the dot-product instructions where the CPU has them.
+void run_kernel(const uint16_t* w, int64_t in, const uint16_t* x, int64_t rows, int64_t o0, int64_t o1, float* y,
+                int64_t ldy) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (isa() == Isa::Avx512Bf16) return bf16dot_kernel(w, in, x, rows, o0, o1, y, ldy);
+#endif
+  portable_kernel(w, in, x, rows, o0, o1, y, ldy);
+}
+
+// fp32 activations, fp32 or bf16 weights.
+template <typename W>
+void run_kernel(const W* w, int64_t in, const float* x, int64_t rows, int64_t o0, int64_t o1, float* y, int64_t ldy) {
+  switch (isa()) {
+#if defined(__x86_64__) || defined(__i386__)
+    case Isa::Avx512Bf16:
+    case Isa::Avx512: return avx512_kernel(w, in, x, rows, o0, o1, y, ldy);
+    case Isa::Avx2: return avx2_kernel(w, in, x, rows, o0, o1, y, ldy);
+#endif
+    default: return portable_kernel(w, in, x, rows, o0, o1, y, ldy);
+  }
+}
+
+}  // namespace matvec_detail
+
+namespace {
+const uint16_t* bf16_bits(const at::Tensor& t) { return reinterpret_cast<const uint16_t*>(t.data_ptr<at::BFloat16>()); }
+}  // namespace
+
+bool matvec_applies(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  if (!x.defined() || !weight.defined() || !x.device().is_cpu() || !weight.device().is_cpu()) return false;
+  if (weight.dim() != 2 || x.dim() < 1 || x.size(-1) != weight.size(1) || !weight.is_contiguous()) return false;
+  const auto dtype = weight.scalar_type();
+  if ((dtype != at::kFloat && dtype != at::kBFloat16) || x.scalar_type() != dtype) return false;
+  if (bias.defined() && (bias.scalar_type() != dtype || bias.dim() != 1 || bias.size(0) != weight.size(0)))
+    return false;
+  if (x.numel() > kMatvecMaxRows * weight.size(1) || x.numel() == 0) return false;
+  if (at::GradMode::is_enabled() &&
+      (x.requires_grad() || weight.requires_grad() || (bias.defined() && bias.requires_grad())))
+    return false;
+  return true;
+}
+
+at::Tensor matvec_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  using matvec_detail::Isa;
+  SWARMT_CHECK(matvec_applies(x, weight, bias), "matvec_linear: arguments outside the matvec path");
+  const int64_t in = weight.size(1), out = weight.size(0), rows = x.numel() / in;
+  at::Tensor y = at::empty({rows, out}, x.options().dtype(at::kFloat));
+  float* yp = y.data_ptr<float>();
+  // At least ~64 KiB of weights per task, so that small layers run on the calling thread alone.
+  const int64_t grain = std::max<int64_t>(16, (64 << 10) / std::max<int64_t>(1, in * weight.element_size()));
+  auto run = [&](const auto* w, const auto* xp) {
+    at::parallel_for(0, out, grain,
+                     [&](int64_t o0, int64_t o1) { matvec_detail::run_kernel(w, in, xp, rows, o0, o1, yp, out); });
+  };
+  if (weight.scalar_type() == at::kFloat) {
+    const at::Tensor xf = x.reshape({rows, in}).contiguous();
+    run(weight.data_ptr<float>(), xf.data_ptr<float>());
+  } else if (matvec_detail::isa() == Isa::Avx512Bf16) {
+    const at::Tensor xb = x.reshape({rows, in}).contiguous();  // bf16 as the weights: the dot needs no widening
+    run(bf16_bits(weight), bf16_bits(xb));
+  } else {
+    const at::Tensor xf = x.reshape({rows, in}).to(at::kFloat).contiguous();
+    run(bf16_bits(weight), xf.data_ptr<float>());
+  }
+  if (bias.defined()) y.add_(bias.to(at::kFloat));
+  std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
+  shape.back() = out;
+  return y.to(x.scalar_type()).view(shape);
+}
+
+at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  if (matvec_applies(x, weight, bias)) return matvec_linear(x, weight, bias);
+  return at::linear(x, weight, bias);
+}
+
+void matvec_rows(const float* w, int64_t out, int64_t in, const float* x, int64_t rows, float* y, int64_t ldy) {
+  matvec_detail::run_kernel(w, in, x, rows, 0, out, y, ldy);
+}
+
+void matvec_rows(const at::BFloat16* w, int64_t out, int64_t in, const at::BFloat16* x, int64_t rows, float* y,
+                 int64_t ldy) {
+  const auto* wb = reinterpret_cast<const uint16_t*>(w);
+  const auto* xb = reinterpret_cast<const uint16_t*>(x);
+  if (matvec_detail::isa() == matvec_detail::Isa::Avx512Bf16) return matvec_detail::run_kernel(wb, in, xb, rows, 0, out, y, ldy);
+  std::vector<float> xf(static_cast<size_t>(rows * in));
+  for (size_t i = 0; i < xf.size(); ++i) xf[i] = static_cast<float>(x[i]);
+  matvec_detail::run_kernel(wb, in, xf.data(), rows, 0, out, y, ldy);
+}
+
+bool set_matvec_isa(const std::string& name) {
+  using matvec_detail::Isa;
+  Isa level;
+  if (name == "portable") level = Isa::Portable;
+  else if (name == "avx2") level = Isa::Avx2;
+  else if (name == "avx512") level = Isa::Avx512;
+  else if (name == "avx512-bf16") level = Isa::Avx512Bf16;
+  else return false;
+  if (!matvec_detail::supported(level)) return false;
+  matvec_detail::chosen_isa().store(level);
+  return true;
+}
+
+std::string matvec_isa() {
+  switch (matvec_detail::isa()) {
+    case matvec_detail::Isa::Avx512Bf16: return "avx512-bf16";
+    case matvec_detail::Isa::Avx512: return "avx512";
+    case matvec_detail::Isa::Avx2: return "avx2";
+    default: return "portable";
+  }
+}
+
+}  // namespace swarmt::ops
