@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
 #include <vector>
 
 #include "swarmt/core/error.h"
 #include "swarmt/ops/attention.h"
+#include "swarmt/ops/matvec.h"
 #include "swarmt/ops/rope.h"
 #include "test_util.h"
 
@@ -84,6 +86,38 @@ TEST(KVCacheTest, ring_decode_matches_full_forward) {
     EXPECT_TENSORS_CLOSE(stream(cache, s, {1}, window_of(w)), causal_attention(s.q, s.k, s.v, window_of(w)), 1e-12);
     EXPECT_EQ(cache.seen, 37);
   }
+}
+
+// Decoding in fp32 and bf16 takes the CPU decode kernel (scores as a matrix-vector product with each kv
+// head's keys, softmax and the value pass in fp32): it equals fp64 attention over the same (rounded)
+// inputs, for a ring, a ring larger than the window (masked slots), a growing cache, GQA, softcap and a
+// batch of two, on every matvec kernel level this CPU has.
+TEST(KVCacheTest, fp32_and_bf16_decoding_equals_fp64_attention) {
+  auto s = random_sequence(2, 6, 2, 41, 12);
+  const std::string best = matvec_isa();
+  for (const std::string level : {"portable", "avx2", "avx512", "avx512-bf16"}) {
+    if (!set_matvec_isa(level)) continue;
+    for (auto dtype : {at::kFloat, at::kBFloat16}) {
+      Sequence rounded{s.q.to(dtype), s.k.to(dtype), s.v.to(dtype)};
+      Sequence exact{rounded.q.to(at::kDouble), rounded.k.to(at::kDouble), rounded.v.to(at::kDouble)};
+      const double tol = dtype == at::kFloat ? 1e-5 : 2e-2;
+      struct Case {
+        int64_t capacity, window;
+        double softcap;
+      };
+      for (const Case c : {Case{5, 5, 0.0}, Case{9, 4, 0.0}, Case{0, 0, 0.0}, Case{0, 0, 2.0}}) {
+        SCOPED_TRACE(str_cat(level, dtype == at::kFloat ? " fp32" : " bf16", " capacity ", c.capacity, " window ",
+                             c.window, " softcap ", c.softcap));
+        AttentionOptions options = window_of(c.window);
+        options.softcap = c.softcap;
+        KVCache cache = make_kv_cache(2, 2, 12, c.capacity, dtype, at::kCPU);
+        auto decoded = stream(cache, rounded, {1}, options);
+        EXPECT_EQ(decoded.scalar_type(), dtype);
+        EXPECT_TENSORS_CLOSE(decoded.to(at::kDouble), causal_attention(exact.q, exact.k, exact.v, options), tol);
+      }
+    }
+  }
+  ASSERT_TRUE(set_matvec_isa(best));
 }
 
 TEST(KVCacheTest, ring_larger_than_window_ignores_keys_outside_the_window) {

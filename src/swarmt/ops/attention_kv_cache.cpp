@@ -4,13 +4,18 @@
 // Ring: the key of absolute position p lives in slot p % capacity, written before the query at p attends,
 // with its position recorded, so the ring can be read in any order (decode) or unrolled into position
 // order (chunked prefill). Keys are stored after RoPE: nothing is re-rotated when the ring wraps.
+#include <ATen/Parallel.h>
+
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <vector>
 
 #include "swarmt/core/error.h"
 #include "swarmt/core/memory_budget.h"
 #include "swarmt/ops/attention.h"
 #include "swarmt/ops/attention_blocked.h"
+#include "swarmt/ops/matvec.h"
 
 namespace swarmt::ops {
 namespace {
@@ -64,8 +69,9 @@ void reserve_slots(KVCache& cache, int64_t needed) {
 
 // One query per head against an unordered set of slots (softmax does not care about key order).
 // q: (B, Hq, 1, D); keys, values: (B, Hkv, S, D); visible: bool (S) or undefined (all visible).
-at::Tensor attend_single_query(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
-                               const at::Tensor& visible, const AttentionOptions& options) {
+// The general path: any dtype, any device.
+at::Tensor attend_single_query_aten(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
+                                    const at::Tensor& visible, const AttentionOptions& options) {
   const int64_t batch = q.size(0), kv_heads = keys.size(1), rep = q.size(1) / kv_heads, head_dim = q.size(3);
   const auto compute = detail::attention_compute_type(q.scalar_type());
   auto grouped = q.to(compute).reshape({batch, kv_heads, rep, head_dim});  // query head h uses kv head h / rep
@@ -75,6 +81,82 @@ at::Tensor attend_single_query(const at::Tensor& q, const at::Tensor& keys, cons
   if (visible.defined()) scores.masked_fill_(visible.logical_not(), -std::numeric_limits<double>::infinity());
   auto out = at::matmul(at::softmax(scores, -1), values.to(compute));  // (B, Hkv, rep, D)
   return out.reshape({batch, kv_heads * rep, 1, head_dim}).to(q.scalar_type());
+}
+
+// The decode path on CPU for fp32 and bf16: the same softmax(q Kᵀ · scale) V in fp32, read straight from
+// the cache slices (no fp32 copy of the cache, no GEMM dispatch for a few rows). One task per kv head:
+// its `rep` query heads' scores are one matrix-vector product with that head's keys (the decoding
+// kernel of ops/matvec.h), their outputs one pass over its values. Decoding calls this once per layer
+// and token, so its fixed cost matters as much as its loops.
+inline float as_float(float x) { return x; }
+inline float as_float(at::BFloat16 x) { return static_cast<float>(x); }
+
+template <typename T>
+at::Tensor attend_single_query_cpu(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
+                                   const at::Tensor& visible, const AttentionOptions& options) {
+  const int64_t batch = q.size(0), q_heads = q.size(1), kv_heads = keys.size(1), slots = keys.size(2);
+  const int64_t d = q.size(3), rep = q_heads / kv_heads;
+  const float scale = static_cast<float>(detail::attention_scale(options, d));
+  const float softcap = static_cast<float>(options.softcap);
+  const at::Tensor qc = q.contiguous();  // (B, Hq, 1, D): the rep query heads of kv head g are rows g·rep ...
+  const at::Tensor mask = visible.defined() ? visible.contiguous() : at::Tensor();
+  at::Tensor out = at::empty({batch, q_heads, 1, d}, q.options().dtype(at::kFloat));
+  const T* qp = qc.data_ptr<T>();
+  const T* kp = keys.data_ptr<T>();
+  const T* vp = values.data_ptr<T>();
+  const bool* mp = mask.defined() ? mask.data_ptr<bool>() : nullptr;
+  float* op = out.data_ptr<float>();
+  // keys/values are narrowed views of the cache: each head's S rows of D are contiguous.
+  const int64_t ks0 = keys.stride(0), ks1 = keys.stride(1), vs0 = values.stride(0), vs1 = values.stride(1);
+  const int64_t grain = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, rep * slots * d));
+  at::parallel_for(0, batch * kv_heads, grain, [&](int64_t g0, int64_t g1) {
+    std::vector<float> scores(static_cast<size_t>(rep * slots));
+    for (int64_t bg = g0; bg < g1; ++bg) {
+      const int64_t b = bg / kv_heads, g = bg % kv_heads;
+      const T* kh = kp + b * ks0 + g * ks1;
+      const T* vh = vp + b * vs0 + g * vs1;
+      const T* qh = qp + (b * q_heads + g * rep) * d;
+      matvec_rows(kh, slots, d, qh, rep, scores.data(), slots);  // scores[r][s] = q_r · k_s
+      for (int64_t r = 0; r < rep; ++r) {
+        float* p = scores.data() + r * slots;
+        float top = -std::numeric_limits<float>::infinity();
+        for (int64_t s = 0; s < slots; ++s) {
+          float x = p[s] * scale;
+          if (softcap > 0) x = softcap * std::tanh(x / softcap);
+          if (mp != nullptr && !mp[s]) x = -std::numeric_limits<float>::infinity();
+          p[s] = x;
+          top = std::max(top, x);
+        }
+        float total = 0;
+        for (int64_t s = 0; s < slots; ++s) {
+          p[s] = std::exp(p[s] - top);  // exp(−inf) = 0 for masked slots
+          total += p[s];
+        }
+        float* o = op + (b * q_heads + g * rep + r) * d;
+        std::fill(o, o + d, 0.0f);
+        for (int64_t s = 0; s < slots; ++s) {
+          if (p[s] == 0.0f) continue;
+          const T* vs = vh + s * d;
+          const float w = p[s] / total;
+          for (int64_t i = 0; i < d; ++i) o[i] += w * as_float(vs[i]);
+        }
+      }
+    }
+  });
+  return out.to(q.scalar_type());
+}
+
+at::Tensor attend_single_query(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
+                               const at::Tensor& visible, const AttentionOptions& options) {
+  const auto dtype = q.scalar_type();
+  const int64_t d = q.size(3);
+  const bool cpu_path = q.device().is_cpu() && keys.device().is_cpu() && keys.scalar_type() == dtype &&
+                        values.scalar_type() == dtype && keys.stride(3) == 1 && keys.stride(2) == d &&
+                        values.stride(3) == 1 && values.stride(2) == d && keys.size(2) > 0;
+  if (cpu_path && dtype == at::kFloat) return attend_single_query_cpu<float>(q, keys, values, visible, options);
+  if (cpu_path && dtype == at::kBFloat16)
+    return attend_single_query_cpu<at::BFloat16>(q, keys, values, visible, options);
+  return attend_single_query_aten(q, keys, values, visible, options);
 }
 
 void check_cache_inputs(const KVCache& cache, const at::Tensor& q, const at::Tensor& k_new, const at::Tensor& v_new,
