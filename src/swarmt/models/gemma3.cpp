@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "swarmt/nn/attention_layer.h"
+#include "swarmt/nn/init.h"
 #include "swarmt/nn/residual_block.h"
 
 namespace swarmt::models {
@@ -60,7 +61,7 @@ Gemma3ForCausalLM::Gemma3ForCausalLM(const Gemma3Config& config)
   at::NoGradGuard no_grad;
   for (auto& item : named_parameters()) {
     if (is_gemma_norm_weight(item.key())) item.value().fill_(1.0);  // folded 1 + w with w = 0 (HF init)
-    else if (item.value().dim() >= 2) item.value().normal_(0.0, 0.02);
+    else if (item.value().dim() >= 2 && !nn::random_init_skipped()) item.value().normal_(0.0, 0.02);
   }
 }
 

@@ -1,6 +1,7 @@
 #include "swarmt/models/llama.h"
 
 #include "swarmt/nn/attention_layer.h"
+#include "swarmt/nn/init.h"
 #include "swarmt/nn/residual_block.h"
 
 namespace swarmt::models {
@@ -46,6 +47,7 @@ LlamaForCausalLM::LlamaForCausalLM(const LlamaConfig& config)
                 [&config](int64_t) { return make_llama_layer(config); }),
       config_(config) {
   // HF initialisation (initializer_range 0.02); real use loads pretrained weights.
+  if (nn::random_init_skipped()) return;
   at::NoGradGuard no_grad;
   for (auto& p : parameters())
     if (p.dim() >= 2) p.normal_(0.0, 0.02);

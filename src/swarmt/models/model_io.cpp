@@ -10,6 +10,7 @@
 #include "swarmt/models/armt_io.h"
 #include "swarmt/models/model_footprint.h"
 #include "swarmt/models/registry.h"
+#include "swarmt/nn/init.h"
 
 namespace fs = std::filesystem;
 
@@ -87,9 +88,10 @@ std::shared_ptr<CausalLM> load_model(const std::string& dir, const LoadOptions& 
   const at::ScalarType dtype = options.dtype ? *options.dtype : default_dtype(config, config_path, store);
   std::shared_ptr<CausalLM> model;
   {
-    // Built in the run dtype from the start: a bf16 model never holds an fp32 copy of itself. The
-    // random initialisation is overwritten by the checkpoint below.
+    // Built in the run dtype from the start: a bf16 model never holds an fp32 copy of itself; without
+    // drawing a random initialisation that the checkpoint below overwrites.
     DefaultDtypeGuard guard(dtype);
+    nn::SkipRandomInit no_init;
     model = create_model(config, config_path);
   }
   model->to(dtype);
