@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "swarmt/core/error.h"
+#include "swarmt/ops/parallel.h"
 
 namespace swarmt::ops::detail {
 namespace {
@@ -183,7 +184,7 @@ class BiasCache {
 // of one per elementwise op and GEMM, which on few, shared cores cost more than the work itself.
 void for_each_head_range(int64_t heads, const at::Device& device, const std::function<void(int64_t, int64_t)>& fn) {
   if (device.is_cpu())
-    at::parallel_for(0, heads, /*grain_size=*/1, fn);
+    parallel_for(0, heads, /*grain_size=*/1, fn);
   else
     fn(0, heads);  // accelerators: one batched launch per op over all heads
 }
@@ -194,7 +195,7 @@ void for_each_head_range(int64_t heads, const at::Device& device, const std::fun
 void for_each_forward_range(int64_t heads, int64_t blocks, const at::Device& device,
                             const std::function<void(int64_t, int64_t, int64_t, int64_t)>& fn) {
   if (device.is_cpu() && heads < at::get_num_threads())
-    at::parallel_for(0, blocks, /*grain_size=*/1, [&](int64_t begin, int64_t end) { fn(0, heads, begin, end); });
+    parallel_for(0, blocks, /*grain_size=*/1, [&](int64_t begin, int64_t end) { fn(0, heads, begin, end); });
   else
     for_each_head_range(heads, device, [&](int64_t begin, int64_t end) { fn(begin, end, 0, blocks); });
 }

@@ -4,7 +4,6 @@
 // Ring: the key of absolute position p lives in slot p % capacity, written before the query at p attends,
 // with its position recorded, so the ring can be read in any order (decode) or unrolled into position
 // order (chunked prefill). Keys are stored after RoPE: nothing is re-rotated when the ring wraps.
-#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <cmath>
@@ -16,6 +15,7 @@
 #include "swarmt/ops/attention.h"
 #include "swarmt/ops/attention_blocked.h"
 #include "swarmt/ops/matvec.h"
+#include "swarmt/ops/parallel.h"
 
 namespace swarmt::ops {
 namespace {
@@ -109,7 +109,7 @@ at::Tensor attend_single_query_cpu(const at::Tensor& q, const at::Tensor& keys, 
   // keys/values are narrowed views of the cache: each head's S rows of D are contiguous.
   const int64_t ks0 = keys.stride(0), ks1 = keys.stride(1), vs0 = values.stride(0), vs1 = values.stride(1);
   const int64_t grain = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, rep * slots * d));
-  at::parallel_for(0, batch * kv_heads, grain, [&](int64_t g0, int64_t g1) {
+  parallel_for(0, batch * kv_heads, grain, [&](int64_t g0, int64_t g1) {
     std::vector<float> scores(static_cast<size_t>(rep * slots));
     for (int64_t bg = g0; bg < g1; ++bg) {
       const int64_t b = bg / kv_heads, g = bg % kv_heads;

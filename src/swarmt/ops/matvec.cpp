@@ -1,6 +1,5 @@
 #include "swarmt/ops/matvec.h"
 
-#include <ATen/Parallel.h>
 #include <immintrin.h>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include <vector>
 
 #include "swarmt/core/error.h"
+#include "swarmt/ops/parallel.h"
 
 namespace swarmt::ops {
 namespace matvec_detail {
@@ -337,7 +337,7 @@ at::Tensor matvec_linear(const at::Tensor& x, const at::Tensor& weight, const at
   // At least ~64 KiB of weights per task, so that small layers run on the calling thread alone.
   const int64_t grain = std::max<int64_t>(16, (64 << 10) / std::max<int64_t>(1, in * weight.element_size()));
   auto run = [&](const auto* w, const auto* xp) {
-    at::parallel_for(0, out, grain,
+    parallel_for(0, out, grain,
                      [&](int64_t o0, int64_t o1) { matvec_detail::run_kernel(w, in, xp, rows, o0, o1, yp, out); });
   };
   if (weight.scalar_type() == at::kFloat) {
