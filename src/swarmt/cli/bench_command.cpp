@@ -129,6 +129,7 @@ void register_bench(CLI::App& app, const GlobalOptions& globals, CommandList& co
   bench->require_subcommand(1);
   register_bench_gemm(*bench, globals, commands);
   register_bench_kernels(*bench, globals, commands);
+  register_bench_memory(*bench, globals, commands);
 }
 
 }  // namespace swarmt::cli

@@ -10,6 +10,9 @@ namespace swarmt::cli {
 // `swarmt bench gemm`: the machine's fp32 GEMM rate, and a reproducible product for comparing BLAS kernels.
 void register_bench_gemm(CLI::App& bench, const GlobalOptions& globals, CommandList& commands);
 
+// `swarmt bench memory`: memory read bandwidth and the decode kernels' rate.
+void register_bench_memory(CLI::App& bench, const GlobalOptions& globals, CommandList& commands);
+
 // `swarmt bench kernels`: sequence-mixing kernels (SWA, full attention, mLSTM, GDN) against N.
 void register_bench_kernels(CLI::App& bench, const GlobalOptions& globals, CommandList& commands);
 

@@ -2,12 +2,14 @@
 //   swarmt model describe CONFIG.json|MODEL_DIR [--context N] [--json]
 //       parameters by block kind, memory of weights / training state / inference state, FLOPs per token;
 //       SWAX layouts of any size (the 7B one included) are described one block at a time.
-//   swarmt model init CONFIG.json --out DIR [--seed S] [--tokenizer byte|DIR|none]
-//       a freshly initialised model directory (config.json + model.safetensors), e.g. as a baseline.
+//   swarmt model init CONFIG.json --out DIR [--seed S] [--tokenizer byte|DIR|none] [--dtype float32|bfloat16]
+//       a freshly initialised model directory (config.json + model.safetensors), e.g. as a baseline,
+//       stored in fp32 unless --dtype says otherwise.
 #include <filesystem>
 #include <iostream>
 #include <memory>
 
+#include "swarmt/cli/cli_util.h"
 #include "swarmt/cli/command.h"
 #include "swarmt/core/error.h"
 #include "swarmt/core/json.h"
@@ -110,7 +112,7 @@ int run_describe(const DescribeOptions& o) {
 }
 
 struct InitOptions {
-  std::string config, out, tokenizer = "byte";
+  std::string config, out, tokenizer = "byte", dtype;
   uint64_t seed = 0;
   bool force = false;
 };
@@ -121,8 +123,10 @@ int run_init(const InitOptions& o) {
                      ": already holds a model (pass --force to replace it)");
   // The same check as `swarmt train`, before a single weight is allocated.
   models::check_model_fits(config, o.config);
+  const auto dtype = parse_dtype(o.dtype);
   torch::manual_seed(o.seed);
   auto model = models::create_model(config, o.config);
+  if (dtype) model->to(*dtype);  // drawn in fp32, then rounded: the same weights whatever the dtype
   models::ModelAssets assets;
   if (o.tokenizer != "none") {
     const auto tok = data::load_text_tokenizer(o.tokenizer);
@@ -158,6 +162,7 @@ void register_model(CLI::App& app, const GlobalOptions& globals, CommandList& co
   init->add_option("-o,--out", i->out, "Model directory to write")->required();
   init->add_option("--seed", i->seed, "Initialisation seed")->capture_default_str();
   init->add_option("--tokenizer", i->tokenizer, "byte, a directory with tokenizer.json, or none")->capture_default_str();
+  init->add_option("--dtype", i->dtype, "Stored dtype: float32, bfloat16 (default: float32)");
   init->add_flag("--force", i->force, "Replace a model already in --out");
   commands.push_back({init, [i]() { return run_init(*i); }});
   (void)globals;
