@@ -1,6 +1,8 @@
 #include "swarmt/ops/matvec.h"
 
+#if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -46,7 +48,9 @@ void portable_kernel(const W* w, int64_t in, const X* x, int64_t rows, int64_t o
 #if defined(__x86_64__) || defined(__i386__)
 // GCC 12's intrinsics (_mm512_slli_epi32, _mm512_cvtepu16_epi32) pass an "undefined" register that its
 // own -Wmaybe-uninitialized then reports; the values are fully defined.
+// (push/pop: in a unity build the next file shares this translation unit.)
 #if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
@@ -260,6 +264,13 @@ SWARMT_TARGET_AVX2 void avx2_kernel(const W* w, int64_t in, const float* x, int6
   }
   if (o < o1) portable_kernel(w, in, x, rows, o, o1, y, ldy);
 }
+
+#undef SWARMT_TARGET_AVX512
+#undef SWARMT_TARGET_AVX2
+#undef SWARMT_TARGET_AVX512BF16
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 #endif  // x86
 
 enum class Isa { Portable, Avx2, Avx512, Avx512Bf16 };

@@ -5,8 +5,8 @@
 
 namespace swarmt {
 
-// GB/s of summing a `bytes`-byte fp32 buffer (far larger than the caches) split over ATen's intra-op
-// threads, best of `passes` passes after the buffer has been written once (so its pages are resident).
+// GB/s of summing a `bytes`-byte fp32 buffer (far larger than the caches) on as many threads as ATen's
+// intra-op threads, best of `passes` passes after the buffer has been written once (pages resident).
 double measure_read_bandwidth(int64_t bytes = int64_t(1) << 30, int passes = 5);
 
 }  // namespace swarmt
