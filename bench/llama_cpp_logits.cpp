@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   params.n_ctx = static_cast<uint32_t>(ids.size() + 16);
   params.n_batch = params.n_ubatch = static_cast<uint32_t>(ids.size());
   params.n_threads = params.n_threads_batch = threads;
+  params.type_k = params.type_v = GGML_TYPE_F32;  // llama.cpp's default f16 cache would round K and V
   llama_context* ctx = llama_init_from_model(model, params);
   if (ctx == nullptr || llama_decode(ctx, llama_batch_get_one(ids.data(), static_cast<int32_t>(ids.size()))) != 0) {
     std::fprintf(stderr, "llama_cpp_logits: evaluation failed\n");

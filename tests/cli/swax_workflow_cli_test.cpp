@@ -149,6 +149,39 @@ TEST(TrainCli, bad_inputs_exit_2_with_an_error_naming_the_problem) {
   EXPECT_NE(no_model.err.find("error:"), std::string::npos) << no_model.err;
 }
 
+// --dtype bfloat16 stores the same drawn weights rounded to bf16 (the config says so, and a model loaded
+// from it runs in bf16); a dtype that is not one is refused naming the option.
+TEST(ModelCli, init_with_dtype_stores_the_weights_in_that_dtype) {
+  testing::TempDir tmp;
+  testing::write_file(tmp.file("config.json"), kTinyModel);
+  auto r = testing::run_swarmt("model init " + tmp.file("config.json") + " --out " + tmp.file("m") +
+                               " --dtype bfloat16 --seed 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream f(tmp.file("m") + "/config.json");
+  EXPECT_EQ(Json::parse(f).at("torch_dtype").get<std::string>(), "bfloat16");
+  auto fp32 = testing::run_swarmt("model init " + tmp.file("config.json") + " --out " + tmp.file("f") + " --seed 3");
+  ASSERT_EQ(fp32.exit_code, 0) << fp32.err;
+  // Two bytes per weight instead of four (the header aside).
+  EXPECT_GT(fs::file_size(tmp.file("f") + "/model.safetensors"),
+            1.8 * static_cast<double>(fs::file_size(tmp.file("m") + "/model.safetensors")));
+  auto bad = testing::run_swarmt("model init " + tmp.file("config.json") + " --out " + tmp.file("b") + " --dtype int3");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--dtype"), std::string::npos) << bad.err;
+}
+
+// bench memory reports positive rates in JSON; a buffer that would fit in the caches is refused.
+TEST(BenchCli, memory_reports_bandwidth_and_matvec_rates) {
+  auto r = testing::run_swarmt("-q bench memory --mib 64 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  for (const char* field : {"read_gb_s", "matvec_fp32_gb_s", "matvec_bf16_gb_s"})
+    EXPECT_GT(j.at(field).get<double>(), 0.0) << field;
+  EXPECT_FALSE(j.at("matvec_isa").get<std::string>().empty());
+  auto bad = testing::run_swarmt("bench memory --mib 1");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--mib"), std::string::npos) << bad.err;
+}
+
 TEST(BenchCli, kernels_json_has_one_object_per_kernel_length_and_recurrent_chunk_size) {
   testing::TempDir tmp;
   auto r = testing::run_swarmt("-q bench kernels --lengths 128,256 --kernels swa,full,mlstm,gdn --chunks 32,64 "
