@@ -100,7 +100,10 @@ with open(f"{out}/swarmt_logits.safetensors", "rb") as f:
     ours = struct.unpack(f"<{vocab}f", f.read(vocab * 4))
 with open(f"{out}/llama_cpp_logits.f32", "rb") as f:
     raw = f.read()
-theirs = struct.unpack(f"<{len(raw) // 4}f", raw)[:vocab]
+theirs = struct.unpack(f"<{len(raw) // 4}f", raw)
+if len(theirs) < vocab:
+    sys.exit(f"decode_vs_llama_cpp: llama.cpp returned {len(theirs)} logits, swarmt {vocab}")
+theirs = theirs[:vocab]
 diff = max(abs(a - b) for a, b in zip(ours, theirs))
 scale = max(abs(a) for a in ours)
 print(f"logits (fp32, last of 64 positions): max |swarmt - llama.cpp| = {diff:.3g} (max |logit| {scale:.3g})")

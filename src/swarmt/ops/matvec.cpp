@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 #include "swarmt/core/error.h"
@@ -273,7 +274,7 @@ SWARMT_TARGET_AVX2 void avx2_kernel(const W* w, int64_t in, const float* x, int6
 #endif
 #endif  // x86
 
-enum class Isa { Portable, Avx2, Avx512, Avx512Bf16 };
+enum class Isa { Portable, Avx2, Avx512, Avx512Bf16 };  // ascending; kIsaNames below in this order
 
 Isa detect_isa() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -349,7 +350,7 @@ at::Tensor matvec_linear(const at::Tensor& x, const at::Tensor& weight, const at
   const int64_t grain = std::max<int64_t>(16, (64 << 10) / std::max<int64_t>(1, in * weight.element_size()));
   auto run = [&](const auto* w, const auto* xp) {
     parallel_for(0, out, grain,
-                     [&](int64_t o0, int64_t o1) { matvec_detail::run_kernel(w, in, xp, rows, o0, o1, yp, out); });
+                 [&](int64_t o0, int64_t o1) { matvec_detail::run_kernel(w, in, xp, rows, o0, o1, yp, out); });
   };
   if (weight.scalar_type() == at::kFloat) {
     const at::Tensor xf = x.reshape({rows, in}).contiguous();
@@ -380,32 +381,29 @@ void matvec_rows(const at::BFloat16* w, int64_t out, int64_t in, const at::BFloa
                  int64_t ldy) {
   const auto* wb = reinterpret_cast<const uint16_t*>(w);
   const auto* xb = reinterpret_cast<const uint16_t*>(x);
-  if (matvec_detail::isa() == matvec_detail::Isa::Avx512Bf16) return matvec_detail::run_kernel(wb, in, xb, rows, 0, out, y, ldy);
+  if (matvec_detail::isa() == matvec_detail::Isa::Avx512Bf16)
+    return matvec_detail::run_kernel(wb, in, xb, rows, 0, out, y, ldy);
   std::vector<float> xf(static_cast<size_t>(rows * in));
   for (size_t i = 0; i < xf.size(); ++i) xf[i] = static_cast<float>(x[i]);
   matvec_detail::run_kernel(wb, in, xf.data(), rows, 0, out, y, ldy);
 }
 
+namespace {
+// The kernel levels by name, in the order of matvec_detail::Isa.
+constexpr const char* kIsaNames[] = {"portable", "avx2", "avx512", "avx512-bf16"};
+}  // namespace
+
 bool set_matvec_isa(const std::string& name) {
-  using matvec_detail::Isa;
-  Isa level;
-  if (name == "portable") level = Isa::Portable;
-  else if (name == "avx2") level = Isa::Avx2;
-  else if (name == "avx512") level = Isa::Avx512;
-  else if (name == "avx512-bf16") level = Isa::Avx512Bf16;
-  else return false;
-  if (!matvec_detail::supported(level)) return false;
-  matvec_detail::chosen_isa().store(level);
-  return true;
+  for (int i = 0; i < static_cast<int>(std::size(kIsaNames)); ++i) {
+    if (name != kIsaNames[i]) continue;
+    const auto level = static_cast<matvec_detail::Isa>(i);
+    if (!matvec_detail::supported(level)) return false;
+    matvec_detail::chosen_isa().store(level);
+    return true;
+  }
+  return false;
 }
 
-std::string matvec_isa() {
-  switch (matvec_detail::isa()) {
-    case matvec_detail::Isa::Avx512Bf16: return "avx512-bf16";
-    case matvec_detail::Isa::Avx512: return "avx512";
-    case matvec_detail::Isa::Avx2: return "avx2";
-    default: return "portable";
-  }
-}
+std::string matvec_isa() { return kIsaNames[static_cast<int>(matvec_detail::isa())]; }
 
 }  // namespace swarmt::ops

@@ -3,12 +3,15 @@
 //
 // Why not at::linear: with one row, a GEMM library call spends most of its time on dispatch, packing
 // and (for bf16) converting W, while the product itself is a single streaming read of W. Decoding is
-// bound by that read, so the kernel reads each weight once, widens bf16 to fp32 in registers
-// (bf16 → fp32 is a 16-bit shift, exact) and accumulates in fp32: the result is the exact fp32 product
-// of the stored weights and the activations, rounded once to the output dtype. Output rows are split
-// over ATen's intra-op threads, so no second thread pool competes with OpenMP/BLAS.
+// bound by that read, so the kernel reads each weight once and accumulates in fp32: bf16 weights are
+// widened to fp32 in registers (a 16-bit shift, exact), or, with AVX-512 BF16 and bf16 activations,
+// multiplied in pairs by dot-product instructions (products of two bf16 values are exact in fp32). The
+// result is the fp32 product of the stored values, rounded once to the output dtype. Output rows are split
+// with at::parallel_for, so no second thread pool competes with OpenMP/BLAS (on several threads only in a
+// build with -DSWARMT_OPENMP=ON; docs/performance.md says why that is off by default).
 //
-// The SIMD level (AVX-512, AVX2 + FMA, portable C++) is chosen once at run time from the CPU's flags.
+// The SIMD level (AVX-512 BF16, AVX-512, AVX2 + FMA, portable C++) is chosen once at run time from the
+// CPU's flags.
 #pragma once
 
 #include <ATen/ATen.h>
