@@ -3,7 +3,9 @@
 // width or of the 4-row block), and the GEMM path keeps everything the kernels do not cover.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -105,6 +107,80 @@ TEST(Matvec, autograd_many_rows_and_other_layouts_take_the_gemm_path) {
   auto y = ops::linear(x, wg);
   y.sum().backward();
   EXPECT_TENSORS_CLOSE(wg.grad(), x.expand({8, 16}), 1e-6);
+}
+
+TEST(Matvec, a_group_of_weights_equals_each_product_alone) {
+  at::NoGradGuard no_grad;
+  for_each_level([] {
+    for (auto dtype : {at::kFloat, at::kBFloat16}) {
+      auto x = at::randn({1, 2, 100}).to(dtype);  // two rows: the group splits them like one weight does
+      std::vector<at::Tensor> weights = {at::randn({67, 100}).to(dtype), at::randn({5, 100}).to(dtype),
+                                         at::randn({130, 100}).to(dtype)};
+      std::vector<at::Tensor> biases = {at::randn({67}).to(dtype), at::Tensor(), at::randn({130}).to(dtype)};
+      auto group = linear_group(x, weights, biases);
+      ASSERT_EQ(group.size(), 3u);
+      for (size_t j = 0; j < 3; ++j) {
+        auto alone = ops::linear(x, weights[j], biases[j]);
+        EXPECT_EQ(group[j].sizes(), alone.sizes());
+        EXPECT_TRUE(group[j].is_contiguous());
+        EXPECT_TRUE(at::equal(group[j], alone)) << "weight " << j << " in " << c10::toString(dtype);
+      }
+      // Unrounded: the fp32 products side by side.
+      auto fp32 = matvec_group_fp32(x, weights);
+      EXPECT_EQ(fp32.sizes(), (std::vector<int64_t>{2, 67 + 5 + 130}));
+      auto exact = at::matmul(x.reshape({2, 100}).to(at::kDouble), at::cat(weights).to(at::kDouble).t());
+      EXPECT_TENSORS_CLOSE(fp32.to(at::kDouble), exact, 1e-3);
+    }
+  });
+}
+
+TEST(Matvec, a_group_outside_the_matvec_path_falls_back_to_at_linear) {
+  auto x = at::randn({1, 16});
+  auto wg = at::randn({8, 16}).requires_grad_(true);
+  auto w = at::randn({4, 16});
+  auto outs = linear_group(x, {wg, w});
+  ASSERT_EQ(outs.size(), 2u);
+  EXPECT_TENSORS_CLOSE(outs[1], at::linear(x, w), 1e-6);
+  outs[0].sum().backward();  // the gradient flows through the fallback
+  EXPECT_TENSORS_CLOSE(wg.grad(), x.expand({8, 16}), 1e-6);
+}
+
+TEST(Matvec, vecmat_accumulates_probability_weighted_rows) {
+  for_each_level([] {
+    for (auto [slots, d, rows] : std::vector<std::array<int64_t, 3>>{{1, 1, 1}, {7, 64, 3}, {33, 80, 5}, {512, 16, 4}}) {
+      auto p = at::rand({rows, slots});
+      for (auto dtype : {at::kFloat, at::kBFloat16}) {
+        auto v = at::randn({slots, d}).to(dtype);
+        auto y = at::randn({rows, d});  // accumulated into
+        auto expected = y.to(at::kDouble) + at::matmul(p.to(at::kDouble), v.to(at::kDouble));
+        if (dtype == at::kFloat)
+          vecmat_rows(v.data_ptr<float>(), slots, d, p.data_ptr<float>(), rows, slots, y.data_ptr<float>());
+        else
+          vecmat_rows(v.data_ptr<at::BFloat16>(), slots, d, p.data_ptr<float>(), rows, slots, y.data_ptr<float>());
+        EXPECT_TENSORS_CLOSE(y.to(at::kDouble), expected, 1e-4);
+      }
+    }
+  });
+}
+
+TEST(Matvec, exp_is_within_two_ulp_of_std_exp_and_zero_at_minus_infinity) {
+  for_each_level([] {
+    std::vector<float> x;
+    for (float v = -110.0f; v <= 88.0f; v += 0.37f) x.push_back(v);
+    for (float v : {0.0f, -0.0f, 1e-8f, -1e-8f, 0.6931472f, -87.3f, -103.9f, -104.5f}) x.push_back(v);
+    x.push_back(-std::numeric_limits<float>::infinity());
+    std::vector<float> y = x;
+    exp_inplace(y.data(), static_cast<int64_t>(y.size()));
+    for (size_t i = 0; i < x.size(); ++i) {
+      const float expected = std::exp(x[i]);
+      if (expected < std::numeric_limits<float>::min()) {  // subnormal results: absolute, not relative
+        EXPECT_LE(std::abs(y[i]), 1e-37f) << "x = " << x[i];
+        continue;
+      }
+      EXPECT_LE(std::abs(y[i] - expected), 2.5f * std::numeric_limits<float>::epsilon() * expected) << "x = " << x[i];
+    }
+    EXPECT_EQ(y.back(), 0.0f);  // masked attention slots weigh exactly nothing
+  });
 }
 
 TEST(Matvec, unknown_or_unsupported_levels_are_refused_and_change_nothing) {

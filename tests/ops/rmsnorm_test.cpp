@@ -1,6 +1,8 @@
 // RMSNorm: the formula, the two cast orders of HF Llama and Gemma-3, and the gradient.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "swarmt/core/error.h"
 #include "swarmt/ops/rmsnorm.h"
 #include "test_util.h"
@@ -30,6 +32,26 @@ TEST(RmsNormTest, cast_modes_round_before_or_after_the_weight) {
   EXPECT_TRUE(at::equal(cast_first, llama));
   EXPECT_TRUE(at::equal(cast_last, gemma));
   EXPECT_FALSE(at::equal(cast_first, cast_last));  // the order is observable in bf16
+}
+
+TEST(RmsNormTest, decode_loop_equals_the_aten_ops) {
+  // A few rows without autograd take a loop; with autograd recording, the ATen ops. Same values.
+  for (auto dtype : {at::kFloat, at::kBFloat16})
+    for (auto wdtype : {at::kFloat, at::kBFloat16})
+      for (bool cast_first : {true, false}) {
+        auto x = (at::randn({2, 1, 96}) * 3).to(dtype);
+        auto weight = (at::randn({96}) + 1).to(wdtype);
+        at::Tensor loop;
+        {
+          at::NoGradGuard no_grad;
+          loop = rms_norm(x, weight, 1e-6, cast_first);
+        }
+        auto aten = rms_norm(x.clone().requires_grad_(true), weight, 1e-6, cast_first).detach();
+        EXPECT_EQ(loop.scalar_type(), dtype);
+        const double tol = dtype == at::kFloat ? 1e-6 : std::ldexp(1.0, -7);  // fp32 sum order; 1 bf16 ulp
+        EXPECT_TRUE(at::allclose(loop.to(at::kDouble), aten.to(at::kDouble), tol, 1e-7))
+            << c10::toString(dtype) << " weight " << c10::toString(wdtype) << " cast_first " << cast_first;
+      }
 }
 
 TEST(RmsNormTest, gradient_matches_finite_differences) {

@@ -148,6 +148,36 @@ TEST(RopeTest, llama3_scaling_matches_an_independent_computation) {
   EXPECT_GT(blended, 0);
 }
 
+TEST(RopeTest, decode_loops_equal_the_aten_ops) {
+  // One or a few positions without autograd take loops for the tables and the rotation; with autograd
+  // recording (or many positions), the ATen ops. Same values: tables within an ulp of fp64 cos/sin cast,
+  // rotations rounded step by step as the ATen ops round them.
+  auto inv_freq = rope_inv_freq(48, 10000.0);  // 48 rotary dims of 64: the last 16 pass through
+  for (auto dtype : {at::kFloat, at::kBFloat16}) {
+    auto positions = at::tensor(std::vector<int64_t>{131071}, at::kLong);
+    auto [cos, sin] = rope_cos_sin(positions, inv_freq, dtype);
+    auto angles = positions.to(at::kDouble).unsqueeze(-1) * inv_freq;
+    EXPECT_EQ(cos.scalar_type(), dtype);
+    EXPECT_TRUE(at::allclose(cos.to(at::kDouble), angles.cos().to(dtype).to(at::kDouble), 0, 1e-7));
+    EXPECT_TRUE(at::allclose(sin.to(at::kDouble), angles.sin().to(dtype).to(at::kDouble), 0, 1e-7));
+    for (bool batched : {false, true}) {
+      auto c = batched ? cos.unsqueeze(0).expand({2, 1, 24}) : cos;
+      auto s = batched ? sin.unsqueeze(0).expand({2, 1, 24}) : sin;
+      auto x = at::randn({2, 5, 1, 64}).to(dtype);
+      at::Tensor loop;
+      {
+        at::NoGradGuard no_grad;
+        loop = apply_rope(x, c, s);
+      }
+      auto aten = apply_rope(x.clone().requires_grad_(true), c, s).detach();
+      EXPECT_EQ(loop.scalar_type(), dtype);
+      EXPECT_TRUE(at::allclose(loop.to(at::kDouble), aten.to(at::kDouble), 1e-6, 1e-7))
+          << c10::toString(dtype) << (batched ? " batched tables" : "");
+      EXPECT_TRUE(at::equal(loop.narrow(-1, 48, 16), x.narrow(-1, 48, 16)));
+    }
+  }
+}
+
 TEST(RopeTest, bad_inputs_are_rejected_with_input_errors) {
   auto expect_input_error = [](const std::function<void()>& call) {
     try {

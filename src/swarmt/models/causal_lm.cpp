@@ -1,5 +1,7 @@
 #include "swarmt/models/causal_lm.h"
 
+#include <optional>
+
 #include "swarmt/core/error.h"
 
 namespace swarmt::models {
@@ -72,10 +74,20 @@ at::ScalarType CausalLM::dtype() const {
   return at::kFloat;
 }
 
-at::Device CausalLM::device() const {
-  for (const auto& p : parameters()) return p.device();
-  return at::Device(at::kCPU);
+namespace {
+
+// The device of the first parameter found depth-first. parameters() would list every tensor of the
+// model; this is asked once per forward pass, so it stops at the first one.
+std::optional<at::Device> first_parameter_device(const torch::nn::Module& module) {
+  for (const auto& p : module.parameters(/*recurse=*/false)) return p.device();
+  for (const auto& child : module.children())
+    if (auto device = first_parameter_device(*child)) return device;
+  return std::nullopt;
 }
+
+}  // namespace
+
+at::Device CausalLM::device() const { return first_parameter_device(*this).value_or(at::Device(at::kCPU)); }
 
 int64_t CausalLM::num_parameters() const {
   int64_t n = 0;

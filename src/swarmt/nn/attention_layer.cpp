@@ -35,9 +35,10 @@ ops::AttentionOptions AttentionLayerImpl::attention_options(int64_t window) cons
 std::tuple<at::Tensor, at::Tensor, at::Tensor> AttentionLayerImpl::project(const at::Tensor& x,
                                                                            const at::Tensor& positions) {
   const int64_t B = x.size(0), N = x.size(1), D = options_.head_dim;
-  auto q = linear(q_proj, x).view({B, N, options_.num_heads, D}).transpose(1, 2);
-  auto k = linear(k_proj, x).view({B, N, options_.num_kv_heads, D}).transpose(1, 2);
-  auto v = linear(v_proj, x).view({B, N, options_.num_kv_heads, D}).transpose(1, 2).contiguous();
+  auto qkv = linear_group(x, q_proj, k_proj, v_proj);  // one pass when decoding
+  auto q = qkv[0].view({B, N, options_.num_heads, D}).transpose(1, 2);
+  auto k = qkv[1].view({B, N, options_.num_kv_heads, D}).transpose(1, 2);
+  auto v = qkv[2].view({B, N, options_.num_kv_heads, D}).transpose(1, 2).contiguous();
   if (options_.qk_norm) {
     q = q_norm->forward(q);
     k = k_norm->forward(k);

@@ -1,5 +1,8 @@
 #include "swarmt/nn/gated_mlp.h"
 
+#include <cmath>
+#include <vector>
+
 #include "swarmt/core/error.h"
 #include "swarmt/nn/linear.h"
 
@@ -23,8 +26,46 @@ GatedMLPImpl::GatedMLPImpl(int64_t hidden, int64_t intermediate, Activation act,
   down_proj = register_module("down_proj", torch::nn::Linear(torch::nn::LinearOptions(intermediate, hidden).bias(bias)));
 }
 
+namespace {
+
+float activate(float g, Activation act) {
+  if (act == Activation::SiLU) return g / (1.0f + std::exp(-g));
+  const float k = 0.7978845608028654f;  // sqrt(2 / pi)
+  return 0.5f * g * (1.0f + std::tanh(k * (g + 0.044715f * g * g * g)));
+}
+
+// act(g) ⊙ u from the unrounded fp32 products [g | u] (rows, 2I), rounded as the unfused ops round in
+// `dtype`: g and u to the dtype (as at::linear returns them), act(g) to the dtype, the product to it.
+template <typename T>
+at::Tensor gated_product(const at::Tensor& gu, int64_t intermediate, Activation act) {
+  const int64_t rows = gu.size(0);
+  at::Tensor h = at::empty({rows, intermediate}, gu.options().dtype(c10::CppTypeToScalarType<T>::value));
+  const float* src = gu.data_ptr<float>();
+  T* dst = h.data_ptr<T>();
+  auto round = [](float v) { return static_cast<float>(static_cast<T>(v)); };
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* g = src + r * 2 * intermediate;
+    const float* u = g + intermediate;
+    for (int64_t i = 0; i < intermediate; ++i)
+      dst[r * intermediate + i] = static_cast<T>(round(activate(round(g[i]), act)) * round(u[i]));
+  }
+  return h;
+}
+
+}  // namespace
+
 at::Tensor GatedMLPImpl::forward(const at::Tensor& x) {
-  return linear(down_proj, apply_activation(linear(gate_proj, x), activation) * linear(up_proj, x));
+  const bool fused = !gate_proj->bias.defined() && !up_proj->bias.defined() &&
+                     ops::matvec_applies(x, gate_proj->weight, {}) && ops::matvec_applies(x, up_proj->weight, {});
+  if (!fused) return linear(down_proj, apply_activation(linear(gate_proj, x), activation) * linear(up_proj, x));
+  // Decoding: gate and up in one pass over both weights, the activation and product in one loop.
+  const int64_t intermediate = gate_proj->weight.size(0);
+  const at::Tensor gu = ops::matvec_group_fp32(x, {gate_proj->weight, up_proj->weight});
+  at::Tensor h = x.scalar_type() == at::kFloat ? gated_product<float>(gu, intermediate, activation)
+                                                : gated_product<at::BFloat16>(gu, intermediate, activation);
+  std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
+  shape.back() = intermediate;
+  return linear(down_proj, h.view(shape));
 }
 
 }  // namespace swarmt::nn

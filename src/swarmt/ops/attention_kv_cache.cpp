@@ -15,7 +15,7 @@
 #include "swarmt/ops/attention.h"
 #include "swarmt/ops/attention_blocked.h"
 #include "swarmt/ops/matvec.h"
-#include "swarmt/ops/parallel.h"
+#include "swarmt/ops/hot_pool.h"
 
 namespace swarmt::ops {
 namespace {
@@ -88,8 +88,6 @@ at::Tensor attend_single_query_aten(const at::Tensor& q, const at::Tensor& keys,
 // its `rep` query heads' scores are one matrix-vector product with that head's keys (the decoding
 // kernel of ops/matvec.h), their outputs one pass over its values. Decoding calls this once per layer
 // and token, so its fixed cost matters as much as its loops.
-inline float as_float(float x) { return x; }
-inline float as_float(at::BFloat16 x) { return static_cast<float>(x); }
 
 template <typename T>
 at::Tensor attend_single_query_cpu(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
@@ -109,7 +107,7 @@ at::Tensor attend_single_query_cpu(const at::Tensor& q, const at::Tensor& keys, 
   // keys/values are narrowed views of the cache: each head's S rows of D are contiguous.
   const int64_t ks0 = keys.stride(0), ks1 = keys.stride(1), vs0 = values.stride(0), vs1 = values.stride(1);
   const int64_t grain = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, rep * slots * d));
-  parallel_for(0, batch * kv_heads, grain, [&](int64_t g0, int64_t g1) {
+  hot_parallel_for(0, batch * kv_heads, grain, [&](int64_t g0, int64_t g1) {
     std::vector<float> scores(static_cast<size_t>(rep * slots));
     for (int64_t bg = g0; bg < g1; ++bg) {
       const int64_t b = bg / kv_heads, g = bg % kv_heads;
@@ -127,20 +125,16 @@ at::Tensor attend_single_query_cpu(const at::Tensor& q, const at::Tensor& keys, 
           p[s] = x;
           top = std::max(top, x);
         }
+        for (int64_t s = 0; s < slots; ++s) p[s] -= top;
+        exp_inplace(p, slots);  // exp(−inf) = 0 for masked slots
         float total = 0;
-        for (int64_t s = 0; s < slots; ++s) {
-          p[s] = std::exp(p[s] - top);  // exp(−inf) = 0 for masked slots
-          total += p[s];
-        }
-        float* o = op + (b * q_heads + g * rep + r) * d;
-        std::fill(o, o + d, 0.0f);
-        for (int64_t s = 0; s < slots; ++s) {
-          if (p[s] == 0.0f) continue;
-          const T* vs = vh + s * d;
-          const float w = p[s] / total;
-          for (int64_t i = 0; i < d; ++i) o[i] += w * as_float(vs[i]);
-        }
+        for (int64_t s = 0; s < slots; ++s) total += p[s];
+        const float inv_total = 1.0f / total;
+        for (int64_t s = 0; s < slots; ++s) p[s] *= inv_total;
       }
+      float* o = op + (b * q_heads + g * rep) * d;  // the rep query heads' outputs, one row each
+      std::fill(o, o + rep * d, 0.0f);
+      vecmat_rows(vh, slots, d, scores.data(), rep, slots, o);
     }
   });
   return out.to(q.scalar_type());

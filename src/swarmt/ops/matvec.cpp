@@ -5,13 +5,14 @@
 #endif
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <cstring>
 #include <iterator>
 #include <vector>
 
 #include "swarmt/core/error.h"
-#include "swarmt/ops/parallel.h"
+#include "swarmt/ops/hot_pool.h"
 
 namespace swarmt::ops {
 namespace matvec_detail {
@@ -266,6 +267,57 @@ SWARMT_TARGET_AVX2 void avx2_kernel(const W* w, int64_t in, const float* x, int6
   if (o < o1) portable_kernel(w, in, x, rows, o, o1, y, ldy);
 }
 
+// --- The value pass and the softmax of decode attention ------------------------------------------
+
+// y[r, :] += Σ_s p[r, s] V[s, :] for r < rows: each row of V is read once for all rows of p.
+template <typename W>
+SWARMT_TARGET_AVX512 void avx512_vecmat(const W* v, int64_t slots, int64_t d, const float* p, int64_t rows,
+                                        int64_t ldp, float* y) {
+  for (int64_t r0 = 0; r0 < rows; r0 += 4) {
+    const int64_t nr = std::min<int64_t>(4, rows - r0);
+    for (int64_t j = 0; j < d; j += 16) {
+      const __mmask16 m = d - j >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (d - j)) - 1);
+      __m512 acc[4];
+      for (int64_t r = 0; r < nr; ++r) acc[r] = _mm512_maskz_loadu_ps(m, y + (r0 + r) * d + j);
+      for (int64_t s = 0; s < slots; ++s) {
+        const __m512 vs = load16_masked(v + s * d + j, m);
+        for (int64_t r = 0; r < nr; ++r)
+          acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(p[(r0 + r) * ldp + s]), vs, acc[r]);
+      }
+      for (int64_t r = 0; r < nr; ++r) _mm512_mask_storeu_ps(y + (r0 + r) * d + j, m, acc[r]);
+    }
+  }
+}
+
+// e^x for 16 lanes: x = n ln2 + r with |r| <= ln2 / 2 (ln2 split in two for an exact product), e^r by
+// Cephes' degree-6 polynomial (within ~1 ulp in fp32), times 2^n by scalef. x = −inf gives 0.
+SWARMT_TARGET_AVX512 inline __m512 exp16(__m512 x) {
+  const __m512 clamped = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(88.7f)), _mm512_set1_ps(-104.0f));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(clamped, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), clamped);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 poly = _mm512_set1_ps(1.9875691500e-4f);
+  poly = _mm512_fmadd_ps(poly, r, _mm512_set1_ps(1.3981999507e-3f));
+  poly = _mm512_fmadd_ps(poly, r, _mm512_set1_ps(8.3334519073e-3f));
+  poly = _mm512_fmadd_ps(poly, r, _mm512_set1_ps(4.1665795894e-2f));
+  poly = _mm512_fmadd_ps(poly, r, _mm512_set1_ps(1.6666665459e-1f));
+  poly = _mm512_fmadd_ps(poly, r, _mm512_set1_ps(5.0000001201e-1f));
+  const __m512 e = _mm512_add_ps(_mm512_fmadd_ps(poly, _mm512_mul_ps(r, r), r), _mm512_set1_ps(1.0f));
+  const __m512 result = _mm512_scalef_ps(e, n);
+  const __mmask16 below = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-104.0f), _CMP_LT_OQ);  // e^x < 2^-149: 0
+  return _mm512_mask_blend_ps(below, result, _mm512_setzero_ps());
+}
+
+SWARMT_TARGET_AVX512 void avx512_exp(float* x, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(x + i, exp16(_mm512_loadu_ps(x + i)));
+  if (i < n) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(x + i, m, exp16(_mm512_maskz_loadu_ps(m, x + i)));
+  }
+}
+
 #undef SWARMT_TARGET_AVX512
 #undef SWARMT_TARGET_AVX2
 #undef SWARMT_TARGET_AVX512BF16
@@ -340,32 +392,81 @@ bool matvec_applies(const at::Tensor& x, const at::Tensor& weight, const at::Ten
   return true;
 }
 
-at::Tensor matvec_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+at::Tensor matvec_group_fp32(const at::Tensor& x, at::ArrayRef<at::Tensor> weights) {
   using matvec_detail::Isa;
-  SWARMT_CHECK(matvec_applies(x, weight, bias), "matvec_linear: arguments outside the matvec path");
-  const int64_t in = weight.size(1), out = weight.size(0), rows = x.numel() / in;
-  at::Tensor y = at::empty({rows, out}, x.options().dtype(at::kFloat));
+  SWARMT_CHECK(!weights.empty(), "matvec_group_fp32: no weights");
+  for (const auto& w : weights)
+    SWARMT_CHECK(matvec_applies(x, w, {}) && w.scalar_type() == weights[0].scalar_type(),
+                 "matvec_group_fp32: arguments outside the matvec path");
+  const int64_t in = weights[0].size(1), rows = x.numel() / in;
+  std::vector<int64_t> first{0};  // first[j]: weight j's first column of y
+  for (const auto& w : weights) first.push_back(first.back() + w.size(0));
+  const int64_t total = first.back();
+  at::Tensor y = at::empty({rows, total}, x.options().dtype(at::kFloat));
   float* yp = y.data_ptr<float>();
-  // At least ~64 KiB of weights per task, so that small layers run on the calling thread alone.
-  const int64_t grain = std::max<int64_t>(16, (64 << 10) / std::max<int64_t>(1, in * weight.element_size()));
-  auto run = [&](const auto* w, const auto* xp) {
-    parallel_for(0, out, grain,
-                 [&](int64_t o0, int64_t o1) { matvec_detail::run_kernel(w, in, xp, rows, o0, o1, yp, out); });
+  // At least ~16 KiB of weights per task, so that small layers run on the calling thread alone; whole
+  // blocks of 4 rows, the kernels' unit.
+  const int64_t grain =
+      (std::max<int64_t>(4, (16 << 10) / std::max<int64_t>(1, in * weights[0].element_size())) + 3) / 4 * 4;
+  auto run = [&](auto weight_ptr, const auto* xp) {
+    hot_parallel_for(0, total, grain, [&](int64_t o0, int64_t o1) {
+      for (size_t j = 0; j < weights.size(); ++j) {  // the part of [o0, o1) that falls in weight j
+        const int64_t b = std::max(o0, first[j]), e = std::min(o1, first[j + 1]);
+        if (b < e)
+          matvec_detail::run_kernel(weight_ptr(weights[j]), in, xp, rows, b - first[j], e - first[j],
+                                    yp + first[j], total);
+      }
+    });
   };
-  if (weight.scalar_type() == at::kFloat) {
+  if (weights[0].scalar_type() == at::kFloat) {
     const at::Tensor xf = x.reshape({rows, in}).contiguous();
-    run(weight.data_ptr<float>(), xf.data_ptr<float>());
+    run([](const at::Tensor& w) { return w.data_ptr<float>(); }, xf.data_ptr<float>());
   } else if (matvec_detail::isa() == Isa::Avx512Bf16) {
     const at::Tensor xb = x.reshape({rows, in}).contiguous();  // bf16 as the weights: the dot needs no widening
-    run(bf16_bits(weight), bf16_bits(xb));
+    run(bf16_bits, bf16_bits(xb));
   } else {
     const at::Tensor xf = x.reshape({rows, in}).to(at::kFloat).contiguous();
-    run(bf16_bits(weight), xf.data_ptr<float>());
+    run(bf16_bits, xf.data_ptr<float>());
   }
-  if (bias.defined()) y.add_(bias.to(at::kFloat));
-  std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
-  shape.back() = out;
-  return y.to(x.scalar_type()).view(shape);
+  return y;
+}
+
+std::vector<at::Tensor> matvec_linear_group(const at::Tensor& x, at::ArrayRef<at::Tensor> weights,
+                                            at::ArrayRef<at::Tensor> biases) {
+  SWARMT_CHECK(biases.empty() || biases.size() == weights.size(), "matvec_linear_group: one bias per weight");
+  for (size_t j = 0; j < biases.size(); ++j)
+    SWARMT_CHECK(matvec_applies(x, weights[j], biases[j]), "matvec_linear_group: arguments outside the matvec path");
+  const at::Tensor y = matvec_group_fp32(x, weights);
+  std::vector<at::Tensor> outs;
+  int64_t first = 0;
+  for (size_t j = 0; j < weights.size(); ++j) {
+    const int64_t out = weights[j].size(0);
+    at::Tensor part = y.narrow(1, first, out);
+    if (j < biases.size() && biases[j].defined()) part = part + biases[j].to(at::kFloat);
+    std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
+    shape.back() = out;
+    outs.push_back(part.to(x.scalar_type()).contiguous().view(shape));  // rounded once, as at::linear would
+    first += out;
+  }
+  return outs;
+}
+
+at::Tensor matvec_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  SWARMT_CHECK(matvec_applies(x, weight, bias), "matvec_linear: arguments outside the matvec path");
+  return matvec_linear_group(x, {weight}, {bias})[0];
+}
+
+std::vector<at::Tensor> linear_group(const at::Tensor& x, at::ArrayRef<at::Tensor> weights,
+                                     at::ArrayRef<at::Tensor> biases) {
+  SWARMT_CHECK(biases.empty() || biases.size() == weights.size(), "linear_group: one bias per weight");
+  auto bias = [&](size_t j) { return j < biases.size() ? biases[j] : at::Tensor(); };
+  bool fused = !weights.empty();
+  for (size_t j = 0; j < weights.size() && fused; ++j)
+    fused = matvec_applies(x, weights[j], bias(j)) && weights[j].scalar_type() == weights[0].scalar_type();
+  if (fused) return matvec_linear_group(x, weights, biases);
+  std::vector<at::Tensor> outs;
+  for (size_t j = 0; j < weights.size(); ++j) outs.push_back(linear(x, weights[j], bias(j)));
+  return outs;
 }
 
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
@@ -386,6 +487,44 @@ void matvec_rows(const at::BFloat16* w, int64_t out, int64_t in, const at::BFloa
   std::vector<float> xf(static_cast<size_t>(rows * in));
   for (size_t i = 0; i < xf.size(); ++i) xf[i] = static_cast<float>(x[i]);
   matvec_detail::run_kernel(wb, in, xf.data(), rows, 0, out, y, ldy);
+}
+
+namespace {
+
+template <typename W>
+void vecmat_portable(const W* v, int64_t slots, int64_t d, const float* p, int64_t rows, int64_t ldp, float* y) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t s = 0; s < slots; ++s) {
+      const float w = p[r * ldp + s];
+      const W* vs = v + s * d;
+      for (int64_t j = 0; j < d; ++j) y[r * d + j] += w * matvec_detail::widen(vs[j]);
+    }
+}
+
+template <typename W>
+void vecmat_dispatch(const W* v, int64_t slots, int64_t d, const float* p, int64_t rows, int64_t ldp, float* y) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (matvec_detail::isa() >= matvec_detail::Isa::Avx512) return matvec_detail::avx512_vecmat(v, slots, d, p, rows, ldp, y);
+#endif
+  vecmat_portable(v, slots, d, p, rows, ldp, y);
+}
+
+}  // namespace
+
+void vecmat_rows(const float* v, int64_t slots, int64_t d, const float* p, int64_t rows, int64_t ldp, float* y) {
+  vecmat_dispatch(v, slots, d, p, rows, ldp, y);
+}
+
+void vecmat_rows(const at::BFloat16* v, int64_t slots, int64_t d, const float* p, int64_t rows, int64_t ldp,
+                 float* y) {
+  vecmat_dispatch(reinterpret_cast<const uint16_t*>(v), slots, d, p, rows, ldp, y);
+}
+
+void exp_inplace(float* x, int64_t n) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (matvec_detail::isa() >= matvec_detail::Isa::Avx512) return matvec_detail::avx512_exp(x, n);
+#endif
+  for (int64_t i = 0; i < n; ++i) x[i] = std::exp(x[i]);
 }
 
 namespace {

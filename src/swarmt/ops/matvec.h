@@ -7,8 +7,8 @@
 // widened to fp32 in registers (a 16-bit shift, exact), or, with AVX-512 BF16 and bf16 activations,
 // multiplied in pairs by dot-product instructions (products of two bf16 values are exact in fp32). The
 // result is the fp32 product of the stored values, rounded once to the output dtype. Output rows are split
-// with at::parallel_for, so no second thread pool competes with OpenMP/BLAS (on several threads only in a
-// build with -DSWARMT_OPENMP=ON; docs/performance.md says why that is off by default).
+// over threads by hot_parallel_for (hot_pool.h): workers that stay awake across a decode step and sleep
+// when no decode runs, so they neither pay a wake-up per product nor take the cores from BLAS.
 //
 // The SIMD level (AVX-512 BF16, AVX-512, AVX2 + FMA, portable C++) is chosen once at run time from the
 // CPU's flags.
@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace swarmt::ops {
 
@@ -35,11 +36,34 @@ at::Tensor matvec_linear(const at::Tensor& x, const at::Tensor& weight, const at
 // at::linear, through the matvec kernel when it applies.
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias = {});
 
+// Several products of the same x (q, k and v; gate and up) in one parallel pass, so the threads meet
+// once instead of once per weight: ys[j] = x W_jᵀ + b_j. `biases` is empty or one (possibly undefined)
+// tensor per weight. matvec_linear_group requires matvec_applies for each; linear_group falls back to
+// at::linear per weight when any does not apply.
+std::vector<at::Tensor> matvec_linear_group(const at::Tensor& x, at::ArrayRef<at::Tensor> weights,
+                                            at::ArrayRef<at::Tensor> biases = {});
+std::vector<at::Tensor> linear_group(const at::Tensor& x, at::ArrayRef<at::Tensor> weights,
+                                     at::ArrayRef<at::Tensor> biases = {});
+
+// The products of x with each weight side by side, unrounded: (rows, Σ out_j) in fp32, for callers that
+// finish the computation in fp32 (the gated MLP's activation). Requires matvec_applies for each weight
+// (no bias), all of one dtype.
+at::Tensor matvec_group_fp32(const at::Tensor& x, at::ArrayRef<at::Tensor> weights);
+
 // The kernels on raw row-major buffers, on the calling thread (for callers that split work their own
 // way): y[r * ldy + o] = Σ_i W[o * in + i] x[r * in + i] for o < out, r < rows, accumulated in fp32.
 void matvec_rows(const float* w, int64_t out, int64_t in, const float* x, int64_t rows, float* y, int64_t ldy);
 void matvec_rows(const at::BFloat16* w, int64_t out, int64_t in, const at::BFloat16* x, int64_t rows, float* y,
                  int64_t ldy);
+
+// The other two loops of decode attention, at the same kernel level:
+// y[r * d + j] += Σ_s p[r * ldp + s] V[s * d + j] for r < rows, j < d (V row-major (slots, d)); each row
+// of V is read once for all rows of p.
+void vecmat_rows(const float* v, int64_t slots, int64_t d, const float* p, int64_t rows, int64_t ldp, float* y);
+void vecmat_rows(const at::BFloat16* v, int64_t slots, int64_t d, const float* p, int64_t rows, int64_t ldp,
+                 float* y);
+// x[i] = e^x[i] in fp32 (within ~2 ulp of std::exp; e^−inf = 0).
+void exp_inplace(float* x, int64_t n);
 
 // The kernel level in use: "avx512-bf16", "avx512", "avx2" or "portable" (reported by benchmarks).
 std::string matvec_isa();

@@ -1,9 +1,62 @@
-// RMSNorm (see rmsnorm.h). Plain ATen ops, so autograd provides the gradient.
+// RMSNorm (see rmsnorm.h). Plain ATen ops, so autograd provides the gradient; a few rows without
+// autograd (a decode step) take one loop instead of eight ATen ops.
 #include "swarmt/ops/rmsnorm.h"
+
+#include <cmath>
 
 #include "swarmt/core/error.h"
 
 namespace swarmt::ops {
+namespace {
+
+// Rows of at most this many elements in all go through the loop.
+constexpr int64_t kNormLoopMaxElements = 1 << 14;
+
+bool norm_loop_applies(const at::Tensor& x, const at::Tensor& weight) {
+  const auto dtype = x.scalar_type();
+  if (!x.device().is_cpu() || (dtype != at::kFloat && dtype != at::kBFloat16) || !x.is_contiguous()) return false;
+  if (x.numel() > kNormLoopMaxElements || x.numel() == 0) return false;
+  if (weight.defined() && (!weight.device().is_cpu() || !weight.is_contiguous() ||
+                           (weight.scalar_type() != at::kFloat && weight.scalar_type() != at::kBFloat16)))
+    return false;
+  return !at::GradMode::is_enabled() || (!x.requires_grad() && !(weight.defined() && weight.requires_grad()));
+}
+
+// The same rounding as the ATen ops below: normalised in fp32, then either cast to T and multiplied by
+// the weight cast to T (rounded again), or multiplied by the weight in fp32 and cast once.
+template <typename T, typename W>
+at::Tensor rms_norm_loop(const at::Tensor& x, const at::Tensor& weight, double eps, bool cast_before_weight) {
+  const int64_t d = x.size(-1), rows = x.numel() / d;
+  at::Tensor y = at::empty_like(x);
+  const T* xp = x.data_ptr<T>();
+  const W* wp = weight.defined() ? weight.data_ptr<W>() : nullptr;
+  T* yp = y.data_ptr<T>();
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* xr = xp + r * d;
+    double sum = 0;
+    for (int64_t i = 0; i < d; ++i) sum += static_cast<double>(xr[i]) * static_cast<double>(xr[i]);
+    const float inv = 1.0f / std::sqrt(static_cast<float>(sum / static_cast<double>(d)) + static_cast<float>(eps));
+    for (int64_t i = 0; i < d; ++i) {
+      const float normed = static_cast<float>(xr[i]) * inv;
+      if (wp == nullptr)
+        yp[r * d + i] = static_cast<T>(normed);
+      else if (cast_before_weight)
+        yp[r * d + i] = static_cast<T>(static_cast<float>(static_cast<T>(normed)) * static_cast<float>(static_cast<T>(wp[i])));
+      else
+        yp[r * d + i] = static_cast<T>(normed * static_cast<float>(wp[i]));
+    }
+  }
+  return y;
+}
+
+template <typename T>
+at::Tensor rms_norm_loop(const at::Tensor& x, const at::Tensor& weight, double eps, bool cast_before_weight) {
+  if (weight.defined() && weight.scalar_type() == at::kBFloat16)
+    return rms_norm_loop<T, at::BFloat16>(x, weight, eps, cast_before_weight);
+  return rms_norm_loop<T, float>(x, weight, eps, cast_before_weight);
+}
+
+}  // namespace
 
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps, bool cast_before_weight) {
   SWARMT_CHECK_INPUT(x.defined() && x.dim() >= 1 && at::isFloatingType(x.scalar_type()),
@@ -11,6 +64,9 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps, b
   SWARMT_CHECK_INPUT(!weight.defined() || (weight.dim() == 1 && weight.size(0) == x.size(-1)),
                      "rms_norm: weight must have shape (", x.size(-1), "), got ", weight.sizes());
   SWARMT_CHECK_INPUT(eps >= 0.0, "rms_norm: eps must be >= 0, got ", eps);
+  if (norm_loop_applies(x, weight))
+    return x.scalar_type() == at::kFloat ? rms_norm_loop<float>(x, weight, eps, cast_before_weight)
+                                         : rms_norm_loop<at::BFloat16>(x, weight, eps, cast_before_weight);
   // fp32 at least (fp64 stays fp64 so tests can compare exactly).
   const auto compute = x.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
   auto xf = x.to(compute);

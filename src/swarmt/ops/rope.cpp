@@ -45,6 +45,96 @@ void check_scaling(const RopeScaling& scaling) {
   }
 }
 
+
+// --- Loops for a decode step (a few positions, no autograd): the same values as the ATen ops below,
+// without their dozen dispatches per layer and token.
+
+constexpr int64_t kRopeLoopMaxElements = 1 << 14;
+
+bool few_positions_on_cpu(const at::Tensor& positions, const at::Tensor& inv_freq) {
+  return positions.device().is_cpu() && inv_freq.device().is_cpu() && positions.numel() <= 16 &&
+         positions.scalar_type() == at::kLong && inv_freq.scalar_type() == at::kDouble && inv_freq.is_contiguous();
+}
+
+template <typename T>
+std::pair<at::Tensor, at::Tensor> rope_cos_sin_typed(const at::Tensor& positions, const at::Tensor& inv_freq) {
+  const at::Tensor p = positions.contiguous();
+  const int64_t n = p.numel(), half = inv_freq.numel();
+  std::vector<int64_t> shape(p.sizes().begin(), p.sizes().end());
+  shape.push_back(half);
+  const auto options = at::TensorOptions().dtype(c10::CppTypeToScalarType<T>::value);
+  at::Tensor cos = at::empty(shape, options), sin = at::empty(shape, options);
+  const int64_t* pp = p.data_ptr<int64_t>();
+  const double* fp = inv_freq.data_ptr<double>();
+  T* cp = cos.data_ptr<T>();
+  T* sp = sin.data_ptr<T>();
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < half; ++i) {
+      const double angle = static_cast<double>(pp[j]) * fp[i];  // p · θ_i in fp64, then cast
+      cp[j * half + i] = static_cast<T>(std::cos(angle));
+      sp[j * half + i] = static_cast<T>(std::sin(angle));
+    }
+  return {cos, sin};
+}
+
+std::pair<at::Tensor, at::Tensor> rope_cos_sin_loop(const at::Tensor& positions, const at::Tensor& inv_freq,
+                                                    at::ScalarType dtype) {
+  if (dtype == at::kFloat) return rope_cos_sin_typed<float>(positions, inv_freq);
+  if (dtype == at::kBFloat16) return rope_cos_sin_typed<at::BFloat16>(positions, inv_freq);
+  return rope_cos_sin_typed<double>(positions, inv_freq);
+}
+
+bool rope_loop_applies(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+  const auto dtype = x.scalar_type();
+  if (!x.device().is_cpu() || !cos.device().is_cpu() || !sin.device().is_cpu()) return false;
+  if ((dtype != at::kFloat && dtype != at::kBFloat16) || x.numel() > kRopeLoopMaxElements || x.numel() == 0) return false;
+  for (const auto* t : {&cos, &sin})
+    if (t->scalar_type() != at::kFloat && t->scalar_type() != at::kBFloat16 && t->scalar_type() != at::kDouble)
+      return false;
+  return !at::GradMode::is_enabled() || (!x.requires_grad() && !cos.requires_grad() && !sin.requires_grad());
+}
+
+// The table value for (batch b, position j, frequency i) cast to T, as `.to(x.dtype())` casts it.
+template <typename T>
+T table_value(const at::Tensor& table, int64_t b, int64_t j, int64_t i) {
+  const int64_t offset = (table.dim() == 3 ? b * table.stride(0) : 0) + j * table.stride(-2) + i * table.stride(-1);
+  switch (table.scalar_type()) {
+    case at::kFloat: return static_cast<T>(table.data_ptr<float>()[offset]);
+    case at::kBFloat16: return static_cast<T>(static_cast<float>(table.data_ptr<at::BFloat16>()[offset]));
+    default: return static_cast<T>(table.data_ptr<double>()[offset]);
+  }
+}
+
+// x1' = x1 c − x2 s, x2' = x2 c + x1 s, each product and sum rounded to T as the ATen ops round them.
+template <typename T>
+at::Tensor apply_rope_loop(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+  const at::Tensor xc = x.contiguous();
+  const int64_t batch = x.size(0), heads = x.size(1), length = x.size(2), d = x.size(3), half = cos.size(-1);
+  at::Tensor out = at::empty_like(xc);
+  const T* xp = xc.data_ptr<T>();
+  T* op = out.data_ptr<T>();
+  auto r = [](float v) { return static_cast<float>(static_cast<T>(v)); };
+  std::vector<float> c(static_cast<size_t>(half)), s(static_cast<size_t>(half));
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t j = 0; j < length; ++j) {
+      for (int64_t i = 0; i < half; ++i) {
+        c[i] = static_cast<float>(table_value<T>(cos, b, j, i));
+        s[i] = static_cast<float>(table_value<T>(sin, b, j, i));
+      }
+      for (int64_t h = 0; h < heads; ++h) {
+        const T* xr = xp + ((b * heads + h) * length + j) * d;
+        T* orow = op + ((b * heads + h) * length + j) * d;
+        for (int64_t i = 0; i < half; ++i) {
+          const float x1 = static_cast<float>(xr[i]), x2 = static_cast<float>(xr[half + i]);
+          orow[i] = static_cast<T>(r(x1 * c[i]) - r(x2 * s[i]));
+          orow[half + i] = static_cast<T>(r(x2 * c[i]) + r(x1 * s[i]));
+        }
+        for (int64_t i = 2 * half; i < d; ++i) orow[i] = xr[i];  // partial rotary: the rest passes through
+      }
+    }
+  return out;
+}
+
 }  // namespace
 
 at::Tensor rope_inv_freq(int64_t rotary_dim, double base, const RopeScaling& scaling) {
@@ -71,6 +161,8 @@ std::pair<at::Tensor, at::Tensor> rope_cos_sin(const at::Tensor& positions, cons
                      "RoPE: positions must be an integer tensor of shape (N) or (B, N), got ",
                      positions.defined() ? positions.sizes() : at::IntArrayRef{});
   SWARMT_CHECK_INPUT(inv_freq.defined() && inv_freq.dim() == 1, "RoPE: inv_freq must have shape (D/2)");
+  if (few_positions_on_cpu(positions, inv_freq) && (dtype == at::kFloat || dtype == at::kBFloat16 || dtype == at::kDouble))
+    return rope_cos_sin_loop(positions, inv_freq, dtype);
   // angles (…, N, D/2) = p · θ_i in fp64: exact enough at p = 131071 (error ~1e-11 rad, fp32 would give 1e-2).
   auto angles = positions.to(at::kDouble).unsqueeze(-1) * inv_freq.to(positions.device(), at::kDouble);
   return {angles.cos().to(dtype), angles.sin().to(dtype)};
@@ -86,6 +178,8 @@ at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tens
   SWARMT_CHECK_INPUT(cos.size(-2) == length && 2 * half <= head_dim && (cos.dim() == 2 || cos.size(0) == batch),
                      "RoPE: tables of shape ", cos.sizes(), " do not fit x of shape ", x.sizes(),
                      " (need (N, D/2) or (B, N, D/2) with N = ", length, ", D/2 <= ", head_dim / 2, ")");
+  if (rope_loop_applies(x, cos, sin))
+    return x.scalar_type() == at::kFloat ? apply_rope_loop<float>(x, cos, sin) : apply_rope_loop<at::BFloat16>(x, cos, sin);
   // (N, h) -> (1, 1, N, h); (B, N, h) -> (B, 1, N, h); in x's dtype so the result keeps it.
   auto c = (cos.dim() == 2 ? cos.unsqueeze(0) : cos).unsqueeze(1).to(x.dtype());
   auto s = (sin.dim() == 2 ? sin.unsqueeze(0) : sin).unsqueeze(1).to(x.dtype());
