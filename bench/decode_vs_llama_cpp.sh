@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): swarmt's prefill and decode against llama.cpp on the same weights, in one run.
 #
-#   bench/decode_vs_llama_cpp.sh [--llama-cpp DIR] [--threads N] [--prompt N] [--new N] [--reps R]
-#                                [BUILD_DIR] [OUT_DIR]
+#   bench/decode_vs_llama_cpp.sh [--llama-cpp DIR] [--shape smollm2-360m|gemma3-1b] [--threads N]
+#                                [--prompt N] [--new N] [--reps R] [BUILD_DIR] [OUT_DIR]
 #
-# The model is a SmolLM2-360M-shaped Llama (scripts/bench_hf.sh's config) with random weights stored in
-# bf16, so both engines run the very same values: bf16 as stored, fp32 widened exactly.
+# The model has random weights stored in bf16, so both engines run the very same values: bf16 as
+# stored, fp32 widened exactly. Shapes: smollm2-360m, a Llama (scripts/bench_hf.sh's config, the
+# default); gemma3-1b, Gemma-3-1B's config (26 layers, 5 local : 1 global attention, 262k vocabulary),
+# timed by swarmt alone against the bound (the GGUF converter here writes Llama only).
 # Protocol, per engine and dtype, R repetitions, medians:
 #   prefill  tokens/s of a P-token prompt;
 #   decode   tokens/s of the forward passes that follow the prompt (swarmt: `generate --stats`'s decode
@@ -26,6 +28,7 @@ THREADS=2
 PROMPT=512
 NEW=32
 REPS=3
+SHAPE=smollm2-360m
 positional=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -34,7 +37,8 @@ while [ $# -gt 0 ]; do
     --prompt) PROMPT=$2; shift 2 ;;
     --new) NEW=$2; shift 2 ;;
     --reps) REPS=$2; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    --shape) SHAPE=$2; shift 2 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     -*) echo "decode_vs_llama_cpp: unknown option $1" >&2; exit 2 ;;
     *) positional+=("$1"); shift ;;
   esac
@@ -43,6 +47,14 @@ BUILD=${positional[0]:-build}
 OUT=${positional[1]:-$BUILD/bench_decode}
 S=$BUILD/swarmt
 [ -x "$S" ] || { echo "decode_vs_llama_cpp: $S not found; run 'make build' first" >&2; exit 2; }
+case "$SHAPE" in
+  smollm2-360m|gemma3-1b) ;;
+  *) echo "decode_vs_llama_cpp: --shape must be smollm2-360m or gemma3-1b, got '$SHAPE'" >&2; exit 2 ;;
+esac
+if [ "$SHAPE" = gemma3-1b ] && [ -n "$LLAMA" ]; then
+  echo "decode_vs_llama_cpp: --shape gemma3-1b runs swarmt alone (bench/hf_to_gguf.py converts Llama only); drop --llama-cpp" >&2
+  exit 2
+fi
 for v in THREADS PROMPT NEW REPS; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "decode_vs_llama_cpp: --${v,,} must be a positive integer" >&2; exit 2; }
 done
@@ -54,9 +66,22 @@ fi
 mkdir -p "$OUT"
 export OMP_NUM_THREADS=$THREADS
 
-# The model: bench_hf.sh's SmolLM2-360M config, stored in bf16.
-sed -n '/^{ "architectures"/,/^JSON$/p' scripts/bench_hf.sh | sed '$d' > "$OUT/config.json"
-model=$OUT/smollm2-360m-bf16
+# The model, stored in bf16: bench_hf.sh's SmolLM2-360M config, or Gemma-3-1B's (google/gemma-3-1b-pt).
+if [ "$SHAPE" = smollm2-360m ]; then
+  sed -n '/^{ "architectures"/,/^JSON$/p' scripts/bench_hf.sh | sed '$d' > "$OUT/config.json"
+else
+  cat > "$OUT/config.json" <<'JSON'
+{ "architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text",
+  "hidden_size": 1152, "num_hidden_layers": 26, "num_attention_heads": 4, "num_key_value_heads": 1,
+  "head_dim": 256, "intermediate_size": 6912, "hidden_activation": "gelu_pytorch_tanh",
+  "query_pre_attn_scalar": 256, "sliding_window": 512, "sliding_window_pattern": 6,
+  "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0, "rope_scaling": null, "rms_norm_eps": 1e-06,
+  "max_position_embeddings": 32768, "vocab_size": 262144, "tie_word_embeddings": true,
+  "attn_logit_softcapping": null, "final_logit_softcapping": null,
+  "bos_token_id": 2, "eos_token_id": 1, "pad_token_id": 0, "torch_dtype": "bfloat16" }
+JSON
+fi
+model=$OUT/$SHAPE-bf16
 [ -f "$model/model.safetensors" ] ||
   "$S" -q model init "$OUT/config.json" --out "$model" --tokenizer byte --dtype bfloat16 --force > /dev/null
 weight_bytes=$(stat -c %s "$model/model.safetensors")
@@ -130,7 +155,7 @@ for dtype in bfloat16 float32; do
   done
   sp=$(median "${pre[@]}"); sd=$(median "${dec[@]}")
   bound=$(python3 -c "import sys; print(float(sys.argv[1]) * 1e9 / float(sys.argv[2]))" "$bandwidth" "$bytes_per_token")
-  line="{\"dtype\": \"$dtype\", \"threads\": $THREADS, \"prompt\": $PROMPT, \"new\": $NEW, \"reps\": $REPS,"
+  line="{\"shape\": \"$SHAPE\", \"dtype\": \"$dtype\", \"threads\": $THREADS, \"prompt\": $PROMPT, \"new\": $NEW, \"reps\": $REPS,"
   line+=" \"read_gb_s\": $bandwidth, \"weight_bytes_per_token\": $bytes_per_token, \"decode_bound_tok_s\": $bound,"
   line+=" \"swarmt\": {\"prefill_tok_s\": $sp, \"decode_tok_s\": $sd}"
   printf "%-8s swarmt     prefill %8.1f tok/s  decode %6.2f tok/s  (%.0f%% of the bound %.1f)\n" $short "$sp" "$sd" \
