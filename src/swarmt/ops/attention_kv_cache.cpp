@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -66,6 +67,31 @@ void reserve_slots(KVCache& cache, int64_t needed) {
   cache.v = grow(cache.v, 2, 0);
   cache.positions = grow(cache.positions, 0, -1);
 }
+
+// The token's key and value (B, Hkv, 1, D) copied into slot `slot` of a CPU cache of the same dtype,
+// without a dispatch per copy (decoding does this per layer and token). False: not that case.
+bool write_token_in_place(KVCache& cache, int64_t slot, const at::Tensor& k_new, const at::Tensor& v_new) {
+  const auto& k = cache.k;
+  if (!k.device().is_cpu() || k_new.scalar_type() != k.scalar_type() || v_new.scalar_type() != k.scalar_type() ||
+      !k_new.device().is_cpu() || !v_new.device().is_cpu() || !k.is_contiguous() || !cache.v.is_contiguous() ||
+      !cache.positions.is_contiguous())
+    return false;
+  const at::Tensor kc = k_new.contiguous(), vc = v_new.contiguous();
+  const int64_t heads = k.size(0) * k.size(1), slots = k.size(2), d = k.size(3);
+  const size_t row = static_cast<size_t>(d) * k.element_size();
+  auto* kd = static_cast<char*>(k.data_ptr());
+  auto* vd = static_cast<char*>(cache.v.data_ptr());
+  const auto* ks = static_cast<const char*>(kc.data_ptr());
+  const auto* vs = static_cast<const char*>(vc.data_ptr());
+  for (int64_t h = 0; h < heads; ++h) {  // (b, g) flattened: row h of the new token, slot of head h
+    std::memcpy(kd + (h * slots + slot) * row, ks + h * row, row);
+    std::memcpy(vd + (h * slots + slot) * row, vs + h * row, row);
+  }
+  return true;
+}
+
+// t in `dtype`; t itself (no dispatch) when it already is.
+at::Tensor in_dtype(const at::Tensor& t, at::ScalarType dtype) { return t.scalar_type() == dtype ? t : t.to(dtype); }
 
 // One query per head against an unordered set of slots (softmax does not care about key order).
 // q: (B, Hq, 1, D); keys, values: (B, Hkv, S, D); visible: bool (S) or undefined (all visible).
@@ -137,7 +163,7 @@ at::Tensor attend_single_query_cpu(const at::Tensor& q, const at::Tensor& keys, 
       vecmat_rows(vh, slots, d, scores.data(), rep, slots, o);
     }
   });
-  return out.to(q.scalar_type());
+  return in_dtype(out, q.scalar_type());
 }
 
 at::Tensor attend_single_query(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
@@ -216,37 +242,45 @@ KVCache make_kv_cache(int64_t batch, int64_t kv_heads, int64_t head_dim, int64_t
 at::Tensor attend_with_cache(KVCache& cache, const at::Tensor& q, const at::Tensor& k_new, const at::Tensor& v_new,
                              const AttentionOptions& options) {
   check_cache_inputs(cache, q, k_new, v_new, options);
-  detail::check_attention_inputs(q, k_new.to(q.scalar_type()), v_new.to(q.scalar_type()), options, {});
+  detail::check_attention_inputs(q, in_dtype(k_new, q.scalar_type()), in_dtype(v_new, q.scalar_type()), options, {});
   at::NoGradGuard no_grad;
   const int64_t n = q.size(2), start = cache.seen, end = start + n;  // absolute positions of the new tokens
   const int64_t window = options.window;
 
   if (cache.capacity == 0) {  // growing cache: slot = position, keys already in order
     reserve_slots(cache, end);
-    cache.k.narrow(2, start, n).copy_(k_new);
-    cache.v.narrow(2, start, n).copy_(v_new);
-    cache.positions.narrow(0, start, n).copy_(at::arange(start, end, cache.positions.options()));
+    if (n == 1 && write_token_in_place(cache, start, k_new, v_new)) {
+      cache.positions.data_ptr<int64_t>()[start] = start;
+    } else {
+      cache.k.narrow(2, start, n).copy_(k_new);
+      cache.v.narrow(2, start, n).copy_(v_new);
+      cache.positions.narrow(0, start, n).copy_(at::arange(start, end, cache.positions.options()));
+    }
     cache.seen = end;
     // Keys the first new query can reach: [start − window + 1, end) (all of them for full attention).
     const int64_t first = window > 0 ? std::max<int64_t>(0, start - window + 1) : 0;
-    auto keys = cache.k.narrow(2, first, end - first).to(q.scalar_type());
-    auto values = cache.v.narrow(2, first, end - first).to(q.scalar_type());
+    auto keys = in_dtype(cache.k.narrow(2, first, end - first), q.scalar_type());
+    auto values = in_dtype(cache.v.narrow(2, first, end - first), q.scalar_type());
     if (n == 1) return attend_single_query(q, keys, values, {}, options);
     return detail::blocked_attention_forward(q, keys, values, {}, options).out;
   }
 
   const int64_t capacity = cache.capacity;
   if (n == 1) {  // decode: write the new key first, then attend over every filled slot in slot order
-    ring_write(cache.k, start, k_new);
-    ring_write(cache.v, start, v_new);
-    ring_write_positions(cache.positions, start, 1);
+    if (write_token_in_place(cache, start % capacity, k_new, v_new)) {
+      cache.positions.data_ptr<int64_t>()[start % capacity] = start;
+    } else {
+      ring_write(cache.k, start, k_new);
+      ring_write(cache.v, start, v_new);
+      ring_write_positions(cache.positions, start, 1);
+    }
     cache.seen = end;
     const int64_t filled = std::min(end, capacity);  // slots fill from 0 before the ring wraps
     auto slot_positions = cache.positions.narrow(0, 0, filled);
     at::Tensor visible;  // a ring larger than the window also holds keys the window no longer reaches
     if (capacity > window) visible = slot_positions.gt(start - window);
-    return attend_single_query(q, cache.k.narrow(2, 0, filled).to(q.scalar_type()),
-                               cache.v.narrow(2, 0, filled).to(q.scalar_type()), visible, options);
+    return attend_single_query(q, in_dtype(cache.k.narrow(2, 0, filled), q.scalar_type()),
+                               in_dtype(cache.v.narrow(2, 0, filled), q.scalar_type()), visible, options);
   }
 
   // Chunked prefill: the cached keys the chunk's first query can reach (at most window − 1 of them, in

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <memory>
@@ -36,7 +37,10 @@ std::chrono::microseconds spin_window() {
     if (s != nullptr && *s != '\0') {
       char* end = nullptr;
       const long v = std::strtol(s, &end, 10);
-      if (end != s && *end == '\0' && v >= 0) us = std::min(v, 1000000L);
+      if (end != s && *end == '\0' && v >= 0 && v <= 1000000)
+        us = v;
+      else  // an environment variable cannot fail a run from deep inside a kernel: say so once
+        std::fprintf(stderr, "swarmt: SWARMT_SPIN_US='%s' is not a number of microseconds in 0..1000000; using 1000\n", s);
     }
     return std::chrono::microseconds(us);
   }();

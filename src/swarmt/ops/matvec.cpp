@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstring>
 #include <iterator>
+#include <type_traits>
 #include <vector>
 
 #include "swarmt/core/error.h"
@@ -437,15 +438,29 @@ std::vector<at::Tensor> matvec_linear_group(const at::Tensor& x, at::ArrayRef<at
   for (size_t j = 0; j < biases.size(); ++j)
     SWARMT_CHECK(matvec_applies(x, weights[j], biases[j]), "matvec_linear_group: arguments outside the matvec path");
   const at::Tensor y = matvec_group_fp32(x, weights);
+  const int64_t rows = y.size(0), total = y.size(1);
+  const float* yp = y.data_ptr<float>();
   std::vector<at::Tensor> outs;
   int64_t first = 0;
   for (size_t j = 0; j < weights.size(); ++j) {
     const int64_t out = weights[j].size(0);
-    at::Tensor part = y.narrow(1, first, out);
-    if (j < biases.size() && biases[j].defined()) part = part + biases[j].to(at::kFloat);
     std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
     shape.back() = out;
-    outs.push_back(part.to(x.scalar_type()).contiguous().view(shape));  // rounded once, as at::linear would
+    at::Tensor result = at::empty(shape, x.options());
+    const at::Tensor& b = j < biases.size() ? biases[j] : at::Tensor();
+    // y + b in fp32, rounded once to x's dtype, as at::linear would (a loop: this runs per token).
+    auto write = [&](auto* dst, const auto* bias) {
+      using T = std::remove_pointer_t<decltype(dst)>;
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t o = 0; o < out; ++o)
+          dst[r * out + o] = static_cast<T>(yp[r * total + first + o] + (bias ? static_cast<float>(bias[o]) : 0.0f));
+    };
+    const at::Tensor bc = b.defined() ? b.contiguous() : b;
+    if (x.scalar_type() == at::kFloat)
+      write(result.data_ptr<float>(), bc.defined() ? bc.data_ptr<float>() : nullptr);
+    else
+      write(result.data_ptr<at::BFloat16>(), bc.defined() ? bc.data_ptr<at::BFloat16>() : nullptr);
+    outs.push_back(result);
     first += out;
   }
   return outs;
