@@ -270,22 +270,36 @@ SWARMT_TARGET_AVX2 void avx2_kernel(const W* w, int64_t in, const float* x, int6
 
 // --- The value pass and the softmax of decode attention ------------------------------------------
 
-// y[r, :] += Σ_s p[r, s] V[s, :] for r < rows: each row of V is read once for all rows of p.
+// y[r, :] += Σ_s p[r, s] V[s, :] for r < rows: V is read once, in row order, for up to 4 rows of p and
+// 64 columns at a time (16 accumulators).
 template <typename W>
 SWARMT_TARGET_AVX512 void avx512_vecmat(const W* v, int64_t slots, int64_t d, const float* p, int64_t rows,
                                         int64_t ldp, float* y) {
   for (int64_t r0 = 0; r0 < rows; r0 += 4) {
     const int64_t nr = std::min<int64_t>(4, rows - r0);
-    for (int64_t j = 0; j < d; j += 16) {
-      const __mmask16 m = d - j >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (d - j)) - 1);
-      __m512 acc[4];
-      for (int64_t r = 0; r < nr; ++r) acc[r] = _mm512_maskz_loadu_ps(m, y + (r0 + r) * d + j);
-      for (int64_t s = 0; s < slots; ++s) {
-        const __m512 vs = load16_masked(v + s * d + j, m);
-        for (int64_t r = 0; r < nr; ++r)
-          acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(p[(r0 + r) * ldp + s]), vs, acc[r]);
+    for (int64_t j0 = 0; j0 < d; j0 += 64) {
+      const int64_t blocks = std::min<int64_t>(4, (d - j0 + 15) / 16);
+      __mmask16 mask[4];
+      for (int64_t b = 0; b < 4; ++b) {
+        const int64_t left = d - j0 - 16 * b;
+        mask[b] = left >= 16 ? __mmask16(0xFFFF) : left > 0 ? __mmask16((1u << left) - 1) : __mmask16(0);
       }
-      for (int64_t r = 0; r < nr; ++r) _mm512_mask_storeu_ps(y + (r0 + r) * d + j, m, acc[r]);
+      __m512 acc[4][4];
+      for (int64_t r = 0; r < 4; ++r)
+        for (int64_t b = 0; b < 4; ++b)
+          acc[r][b] = r < nr && b < blocks ? _mm512_maskz_loadu_ps(mask[b], y + (r0 + r) * d + j0 + 16 * b)
+                                           : _mm512_setzero_ps();
+      for (int64_t s = 0; s < slots; ++s) {
+        __m512 vs[4];
+        for (int64_t b = 0; b < blocks; ++b) vs[b] = load16_masked(v + s * d + j0 + 16 * b, mask[b]);
+        for (int64_t r = 0; r < nr; ++r) {
+          const __m512 weight = _mm512_set1_ps(p[(r0 + r) * ldp + s]);
+          for (int64_t b = 0; b < blocks; ++b) acc[r][b] = _mm512_fmadd_ps(weight, vs[b], acc[r][b]);
+        }
+      }
+      for (int64_t r = 0; r < nr; ++r)
+        for (int64_t b = 0; b < blocks; ++b)
+          _mm512_mask_storeu_ps(y + (r0 + r) * d + j0 + 16 * b, mask[b], acc[r][b]);
     }
   }
 }
