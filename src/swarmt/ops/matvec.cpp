@@ -61,6 +61,19 @@ void portable_kernel(const W* w, int64_t in, const X* x, int64_t rows, int64_t o
 #define SWARMT_TARGET_AVX2 __attribute__((target("avx2,fma")))
 #define SWARMT_TARGET_AVX512BF16 __attribute__((target("avx512bf16,avx512f,avx512bw,avx512vl,avx2,fma")))
 
+// Short rows (attention keys and values: 64-256 values) give the hardware prefetcher too little to go
+// on: each 4-row block is a few cache lines. The block `kPrefetchRows` rows ahead is requested by hand;
+// for long rows (weight matrices) it brought nothing (docs/performance.md) and is skipped.
+constexpr int64_t kPrefetchRows = 8;
+constexpr int64_t kShortRowBytes = 1024;
+
+inline void prefetch_rows_ahead(const void* block, int64_t row_bytes, int64_t rows_left) {
+  if (row_bytes > kShortRowBytes || rows_left <= kPrefetchRows) return;
+  const char* ahead = static_cast<const char*>(block) + kPrefetchRows * row_bytes;
+  const int64_t bytes = std::min<int64_t>(4, rows_left - kPrefetchRows) * row_bytes;
+  for (int64_t off = 0; off < bytes; off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
+}
+
 // --- AVX-512: 16 lanes -----------------------------------------------------------------------------
 
 SWARMT_TARGET_AVX512 inline __m512 load16(const float* p) { return _mm512_loadu_ps(p); }
@@ -72,6 +85,21 @@ SWARMT_TARGET_AVX512 inline __m512 load16_masked(const float* p, __mmask16 m) { 
 SWARMT_TARGET_AVX512 inline __m512 load16_masked(const uint16_t* p, __mmask16 m) {
   const __m256i h = _mm256_maskz_loadu_epi16(m, p);
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+// The four lane sums of a, b, c, d, stored to out[0..3]: one transposing tree of 512-bit shuffles and
+// adds instead of four separate horizontal sums (which cost as much as a 64-element dot product).
+SWARMT_TARGET_AVX512 inline void store_sums4(__m512 a, __m512 b, __m512 c, __m512 d, float* out) {
+  // 256-bit halves: [a lo+hi | b lo+hi] and [c lo+hi | d lo+hi], 8 partial lanes per vector.
+  const __m512 ab = _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x44), _mm512_shuffle_f32x4(a, b, 0xEE));
+  const __m512 cd = _mm512_add_ps(_mm512_shuffle_f32x4(c, d, 0x44), _mm512_shuffle_f32x4(c, d, 0xEE));
+  // 128-bit quarters: one per vector, in the order a, b, c, d, 4 partial lanes each.
+  const __m512 q = _mm512_add_ps(_mm512_shuffle_f32x4(ab, cd, 0x88), _mm512_shuffle_f32x4(ab, cd, 0xDD));
+  // Within each quarter: lanes (0+1, 2+3), then all four; lane 4k holds vector k's sum.
+  const __m512 pairs = _mm512_add_ps(q, _mm512_shuffle_ps(q, q, _MM_SHUFFLE(2, 3, 0, 1)));
+  const __m512 sums = _mm512_add_ps(pairs, _mm512_shuffle_ps(pairs, pairs, _MM_SHUFFLE(1, 0, 3, 2)));
+  const __m512 packed = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), sums);
+  _mm_storeu_ps(out, _mm512_castps512_ps128(packed));
 }
 
 // Four weight rows against one x row: 4 rows × 2 unrolled steps = 8 independent FMA chains, enough
@@ -100,10 +128,7 @@ SWARMT_TARGET_AVX512 void avx512_rows4(const W* w0, const W* w1, const W* w2, co
     a2 = _mm512_fmadd_ps(load16_masked(w2 + i, m), x0, a2);
     a3 = _mm512_fmadd_ps(load16_masked(w3 + i, m), x0, a3);
   }
-  out[0] = _mm512_reduce_add_ps(_mm512_add_ps(a0, b0));
-  out[1] = _mm512_reduce_add_ps(_mm512_add_ps(a1, b1));
-  out[2] = _mm512_reduce_add_ps(_mm512_add_ps(a2, b2));
-  out[3] = _mm512_reduce_add_ps(_mm512_add_ps(a3, b3));
+  store_sums4(_mm512_add_ps(a0, b0), _mm512_add_ps(a1, b1), _mm512_add_ps(a2, b2), _mm512_add_ps(a3, b3), out);
 }
 
 template <typename W>
@@ -128,6 +153,7 @@ SWARMT_TARGET_AVX512 void avx512_kernel(const W* w, int64_t in, const float* x, 
   float out[4];
   for (; o + 4 <= o1; o += 4) {
     const W* wo = w + o * in;
+    prefetch_rows_ahead(wo, in * static_cast<int64_t>(sizeof(W)), o1 - o);
     for (int64_t r = 0; r < rows; ++r) {  // the 4-row block of W stays in L1 across the rows of x
       avx512_rows4(wo, wo + in, wo + 2 * in, wo + 3 * in, in, x + r * in, out);
       std::copy(out, out + 4, y + r * ldy + o);
@@ -175,10 +201,7 @@ SWARMT_TARGET_AVX512BF16 void bf16dot_rows4(const uint16_t* w0, const uint16_t* 
     a2 = _mm512_dpbf16_ps(a2, load32bh_masked(w2 + i, m), x0);
     a3 = _mm512_dpbf16_ps(a3, load32bh_masked(w3 + i, m), x0);
   }
-  out[0] = _mm512_reduce_add_ps(_mm512_add_ps(a0, b0));
-  out[1] = _mm512_reduce_add_ps(_mm512_add_ps(a1, b1));
-  out[2] = _mm512_reduce_add_ps(_mm512_add_ps(a2, b2));
-  out[3] = _mm512_reduce_add_ps(_mm512_add_ps(a3, b3));
+  store_sums4(_mm512_add_ps(a0, b0), _mm512_add_ps(a1, b1), _mm512_add_ps(a2, b2), _mm512_add_ps(a3, b3), out);
 }
 
 SWARMT_TARGET_AVX512BF16 float bf16dot_row(const uint16_t* w, int64_t in, const uint16_t* x) {
@@ -196,6 +219,7 @@ SWARMT_TARGET_AVX512BF16 void bf16dot_kernel(const uint16_t* w, int64_t in, cons
   float out[4];
   for (; o + 4 <= o1; o += 4) {
     const uint16_t* wo = w + o * in;
+    prefetch_rows_ahead(wo, in * 2, o1 - o);
     for (int64_t r = 0; r < rows; ++r) {
       bf16dot_rows4(wo, wo + in, wo + 2 * in, wo + 3 * in, in, x + r * in, out);
       std::copy(out, out + 4, y + r * ldy + o);
@@ -270,36 +294,57 @@ SWARMT_TARGET_AVX2 void avx2_kernel(const W* w, int64_t in, const float* x, int6
 
 // --- The value pass and the softmax of decode attention ------------------------------------------
 
-// y[r, :] += Σ_s p[r, s] V[s, :] for r < rows: V is read once, in row order, for up to 4 rows of p and
-// 64 columns at a time (16 accumulators).
+// y[r, :] += Σ_s p[r, s] V[s, :] for NR rows of p and the 64 columns from j0 (masked past d): V is read
+// once, in row order. NR and the 4 column blocks are compile-time, so the 4·NR accumulators stay in
+// registers.
+template <int NR, typename W>
+SWARMT_TARGET_AVX512 void avx512_vecmat_block(const W* v, int64_t slots, int64_t d, int64_t j0, const float* p,
+                                              int64_t ldp, float* y) {
+  __mmask16 mask[4];
+  for (int b = 0; b < 4; ++b) {
+    const int64_t left = d - j0 - 16 * b;
+    mask[b] = left >= 16 ? __mmask16(0xFFFF) : left > 0 ? __mmask16((1u << left) - 1) : __mmask16(0);
+  }
+  __m512 acc[NR][4];
+#pragma GCC unroll 4
+  for (int r = 0; r < NR; ++r)
+#pragma GCC unroll 4
+    for (int b = 0; b < 4; ++b) acc[r][b] = _mm512_maskz_loadu_ps(mask[b], y + r * d + j0 + 16 * b);
+  const int64_t row_bytes = std::min<int64_t>(d - j0, 64) * static_cast<int64_t>(sizeof(W));
+  for (int64_t s = 0; s < slots; ++s) {
+    if (s + kPrefetchRows < slots) {  // as prefetch_rows_ahead: short rows, requested by hand
+      const char* ahead = reinterpret_cast<const char*>(v + (s + kPrefetchRows) * d + j0);
+      for (int64_t off = 0; off < row_bytes; off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
+    }
+    __m512 vs[4];
+#pragma GCC unroll 4
+    for (int b = 0; b < 4; ++b) vs[b] = load16_masked(v + s * d + j0 + 16 * b, mask[b]);
+#pragma GCC unroll 4
+    for (int r = 0; r < NR; ++r) {
+      const __m512 weight = _mm512_set1_ps(p[r * ldp + s]);
+#pragma GCC unroll 4
+      for (int b = 0; b < 4; ++b) acc[r][b] = _mm512_fmadd_ps(weight, vs[b], acc[r][b]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < NR; ++r)
+#pragma GCC unroll 4
+    for (int b = 0; b < 4; ++b) _mm512_mask_storeu_ps(y + r * d + j0 + 16 * b, mask[b], acc[r][b]);
+}
+
 template <typename W>
 SWARMT_TARGET_AVX512 void avx512_vecmat(const W* v, int64_t slots, int64_t d, const float* p, int64_t rows,
                                         int64_t ldp, float* y) {
   for (int64_t r0 = 0; r0 < rows; r0 += 4) {
-    const int64_t nr = std::min<int64_t>(4, rows - r0);
+    const float* pr = p + r0 * ldp;
+    float* yr = y + r0 * d;
     for (int64_t j0 = 0; j0 < d; j0 += 64) {
-      const int64_t blocks = std::min<int64_t>(4, (d - j0 + 15) / 16);
-      __mmask16 mask[4];
-      for (int64_t b = 0; b < 4; ++b) {
-        const int64_t left = d - j0 - 16 * b;
-        mask[b] = left >= 16 ? __mmask16(0xFFFF) : left > 0 ? __mmask16((1u << left) - 1) : __mmask16(0);
+      switch (std::min<int64_t>(4, rows - r0)) {
+        case 1: avx512_vecmat_block<1>(v, slots, d, j0, pr, ldp, yr); break;
+        case 2: avx512_vecmat_block<2>(v, slots, d, j0, pr, ldp, yr); break;
+        case 3: avx512_vecmat_block<3>(v, slots, d, j0, pr, ldp, yr); break;
+        default: avx512_vecmat_block<4>(v, slots, d, j0, pr, ldp, yr); break;
       }
-      __m512 acc[4][4];
-      for (int64_t r = 0; r < 4; ++r)
-        for (int64_t b = 0; b < 4; ++b)
-          acc[r][b] = r < nr && b < blocks ? _mm512_maskz_loadu_ps(mask[b], y + (r0 + r) * d + j0 + 16 * b)
-                                           : _mm512_setzero_ps();
-      for (int64_t s = 0; s < slots; ++s) {
-        __m512 vs[4];
-        for (int64_t b = 0; b < blocks; ++b) vs[b] = load16_masked(v + s * d + j0 + 16 * b, mask[b]);
-        for (int64_t r = 0; r < nr; ++r) {
-          const __m512 weight = _mm512_set1_ps(p[(r0 + r) * ldp + s]);
-          for (int64_t b = 0; b < blocks; ++b) acc[r][b] = _mm512_fmadd_ps(weight, vs[b], acc[r][b]);
-        }
-      }
-      for (int64_t r = 0; r < nr; ++r)
-        for (int64_t b = 0; b < blocks; ++b)
-          _mm512_mask_storeu_ps(y + (r0 + r) * d + j0 + 16 * b, mask[b], acc[r][b]);
     }
   }
 }
