@@ -33,6 +33,8 @@ class CausalLMStream : public TokenStream {
  public:
   // prefill_chunk: longest piece of a prompt run in one forward (bounds activation memory).
   CausalLMStream(std::shared_ptr<models::CausalLM> model, int64_t prefill_chunk = 1024);
+  // Runs in c10::InferenceMode: the state's tensors become inference tensors, so any code that later
+  // changes the state in place (saving, resetting) must run in inference mode too.
   at::Tensor feed(const at::Tensor& tokens) override;
   int64_t state_bytes() const override { return state_.bytes(); }
   int64_t state_bytes_after(int64_t more_tokens) const override { return state_.bytes_after(more_tokens); }
