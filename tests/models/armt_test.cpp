@@ -194,8 +194,9 @@ TEST(ArmtModel, gradients_reach_the_memory_parameters_across_segments) {
   last_segment_loss(armt, tokens, 6);
   // At initialisation A = 0, so only W_v (which makes A non-zero) has a gradient.
   for (auto& [name, p] : armt.adapter_tensors()) {
-    if (name.find(".value.") != std::string::npos)
+    if (name.find(".value.") != std::string::npos) {
       EXPECT_GT(p.grad().abs().sum().item<double>(), 0) << name;
+    }
   }
   armt.zero_grad();
   activate_memory(armt);

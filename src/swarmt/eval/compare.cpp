@@ -29,8 +29,6 @@ MeanScore length_score(const RunSummary& run, int64_t length) {
   return it == run.aggregates.by_length.end() ? MeanScore{kNaN, 0} : it->second;
 }
 
-double length_mean(const RunSummary& run, int64_t length) { return length_score(run, length).mean; }
-
 std::string cell_text(const RunSummary& run, const std::string& variant, int64_t length) {
   auto it = run.aggregates.by_variant_length.find({variant, length});
   return it == run.aggregates.by_variant_length.end() ? format_fixed(kNaN, 2) : format_score(it->second);

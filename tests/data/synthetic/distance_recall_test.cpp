@@ -58,8 +58,11 @@ TEST(DistanceRecall, loss_is_taken_only_at_questions_and_targets_the_value) {
       questions.insert(q.position);
       EXPECT_EQ(s.targets[q.position], q.value);
     }
-    for (int64_t t = 0; t < kLength; ++t)
-      if (!questions.count(t)) EXPECT_EQ(s.targets[t], kIgnoreIndex) << "position " << t;
+    for (int64_t t = 0; t < kLength; ++t) {
+      if (!questions.count(t)) {
+        EXPECT_EQ(s.targets[t], kIgnoreIndex) << "position " << t;
+      }
+    }
   }
 }
 

@@ -10,7 +10,8 @@
 
 namespace swarmt::train::distributed {
 
-namespace {
+// A named namespace, not an anonymous one: GradientReducer::State (external linkage) holds Buckets.
+namespace gradient_reducer_detail {
 
 struct Bucket {
   std::vector<size_t> params;  // indices into State::params
@@ -20,7 +21,9 @@ struct Bucket {
   std::unique_ptr<PendingCollective> pending;
 };
 
-}  // namespace
+}  // namespace gradient_reducer_detail
+
+using gradient_reducer_detail::Bucket;
 
 struct GradientReducer::State {
   ProcessGroup* group = nullptr;
