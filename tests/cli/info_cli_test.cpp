@@ -70,6 +70,24 @@ TEST(InfoCli, info_json_describes_a_sharded_directory_with_its_config) {
   EXPECT_NE(text.out.find("model-00002-of-00003.safetensors"), std::string::npos) << text.out;
 }
 
+TEST(InfoCli, openblas_workers_sleep_soon_unless_the_user_chose_otherwise) {
+  // swarmt restarts itself once with OPENBLAS_THREAD_TIMEOUT=16 (and passive OpenMP waiting) when the
+  // user set neither; a user's own values are kept.
+  const std::string clean = "env -u OPENBLAS_THREAD_TIMEOUT -u OMP_WAIT_POLICY -u SWARMT_NO_BLAS_SWITCH "
+                            "-u SWARMT_BLAS_SWITCHED_FROM -u SWARMT_BLAS_REJECTED OMP_NUM_THREADS=1 ";
+  auto run = [&](const std::string& env) {
+    auto r = testing::run_shell(clean + env + " " + SWARMT_BINARY + " --threads 1 info --system --json");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return parse_json(r.out, "info output");
+  };
+  const Json chosen = run("");
+  EXPECT_EQ(chosen["omp_wait_policy"], "PASSIVE");
+  EXPECT_EQ(chosen["openblas_thread_timeout"], chosen["blas_is_openblas"].get<bool>() ? "16" : "");
+  const Json user = run("OPENBLAS_THREAD_TIMEOUT=20 OMP_WAIT_POLICY=ACTIVE");
+  EXPECT_EQ(user["omp_wait_policy"], "ACTIVE");
+  EXPECT_EQ(user["openblas_thread_timeout"], "20");
+}
+
 TEST(InfoCli, info_on_a_bad_file_exits_2_naming_the_file) {
   testing::TempDir tmp;
   testing::write_file(tmp.file("broken.safetensors"), std::string("\x10\x00\x00\x00\x00\x00\x00\x00{\"a\": 1}", 16));

@@ -3,6 +3,7 @@
 //                                       dtype, shape, bytes), totals, metadata, and for a directory a
 //                                       summary of config.json and armt_config.json
 //   swarmt info --system [--json]       CPU features, BLAS library and core, threads, libtorch, GEMM rate
+#include <cstdlib>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -26,6 +27,12 @@ struct InfoOptions {
   bool json = false;
 };
 
+// An environment variable's value, "" when unset.
+std::string env_text(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
 int run_system_info(const InfoOptions& opts) {
   CpuFeatures cpu = detect_cpu_features();
   BlasReport blas = current_blas_report();
@@ -42,6 +49,8 @@ int run_system_info(const InfoOptions& opts) {
       {"openblas_core_switched_from", blas.original_core},
       {"openblas_core_switch_rejected", blas.switch_rejected},
       {"openblas_coretype_env", blas.coretype_env},
+      {"omp_wait_policy", env_text("OMP_WAIT_POLICY")},
+      {"openblas_thread_timeout", env_text("OPENBLAS_THREAD_TIMEOUT")},
       {"gemm_check_rel_error", verify_blas_gemm()},
       {"fp32_gemm_gflops", gemm},
       {"cuda_available", torch::cuda::is_available()},
@@ -55,6 +64,8 @@ int run_system_info(const InfoOptions& opts) {
             << "cores         " << available_cores() << " (libtorch intra-op threads: " << at::get_num_threads()
             << ")\n"
             << "blas          " << blas.describe() << "\n"
+            << "waiting       OMP_WAIT_POLICY=" << env_text("OMP_WAIT_POLICY")
+            << ", OPENBLAS_THREAD_TIMEOUT=" << env_text("OPENBLAS_THREAD_TIMEOUT") << " (log2 cycles)\n"
             << "fp32 gemm     " << static_cast<int>(gemm) << " GFLOP/s (1024x1024, measured now)\n"
             << "cuda          " << (torch::cuda::is_available() ? "available" : "not available") << std::endl;
   return 0;

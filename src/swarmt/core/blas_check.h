@@ -49,8 +49,9 @@ std::string best_openblas_coretype(const CpuFeatures& cpu);
 bool openblas_core_is_weaker(const std::string& corename, const std::string& wanted);
 
 // Called first thing in main(). May replace the process (execv) once, also to make OpenMP workers wait
-// passively (OMP_WAIT_POLICY=PASSIVE unless the user set a policy); never returns an error. Set
-// SWARMT_NO_BLAS_SWITCH=1 to disable both. Prints a one-line warning to stderr if the BLAS in use is the slow
+// passively (OMP_WAIT_POLICY=PASSIVE unless the user set a policy) and OpenBLAS's workers sleep after
+// 2^16 cycles instead of 2^28 (OPENBLAS_THREAD_TIMEOUT=16 unless the user set it); never returns an
+// error. Set SWARMT_NO_BLAS_SWITCH=1 to disable all three. Prints a one-line warning to stderr if the BLAS in use is the slow
 // reference implementation.
 void ensure_best_blas_kernels(int argc, char** argv);
 
