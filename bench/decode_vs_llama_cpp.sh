@@ -38,7 +38,7 @@ while [ $# -gt 0 ]; do
     --new) NEW=$2; shift 2 ;;
     --reps) REPS=$2; shift 2 ;;
     --shape) SHAPE=$2; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     -*) echo "decode_vs_llama_cpp: unknown option $1" >&2; exit 2 ;;
     *) positional+=("$1"); shift ;;
   esac
