@@ -18,6 +18,8 @@ class PaddedVocabularyStream : public TokenStream {
   int64_t state_bytes() const override { return 0; }
   int64_t state_bytes_after(int64_t) const override { return 0; }
   int64_t position() const override { return position_; }
+  FileDigest save(const std::string&, const std::map<std::string, std::string>&) override { return {}; }
+  std::map<std::string, std::string> load(const std::string&) override { return {}; }
 
  private:
   int64_t position_ = 0;

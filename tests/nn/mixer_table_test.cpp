@@ -24,6 +24,10 @@ struct CumulativeMeanState : nn::LayerState {
   at::Tensor sum;  // (B, d)
   int64_t count = 0;
   int64_t bytes() const override { return sum.numel() * static_cast<int64_t>(sum.element_size()); }
+  void fields(nn::StateFields& f) override {
+    f.tensor("sum", sum);
+    f.integer("count", count);
+  }
 };
 
 // A causal cumulative mean with one projection: y_t = W · (1 / (t + 1)) Σ_{s ≤ t} x_s.

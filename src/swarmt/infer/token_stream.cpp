@@ -4,6 +4,7 @@
 
 #include "swarmt/core/error.h"
 #include "swarmt/core/memory_budget.h"
+#include "swarmt/models/model_state_file.h"
 
 namespace swarmt::infer {
 
@@ -38,6 +39,16 @@ at::Tensor CausalLMStream::feed(const at::Tensor& tokens) {
     last = hidden.select(1, n - 1).unsqueeze(1);
   }
   return model_->head(last).reshape({-1});
+}
+
+FileDigest CausalLMStream::save(const std::string& path, const std::map<std::string, std::string>& user_metadata) {
+  return models::save_model_state(state_, *model_, path, user_metadata);
+}
+
+std::map<std::string, std::string> CausalLMStream::load(const std::string& path) {
+  auto loaded = models::load_model_state(*model_, path);  // throws before anything here changes
+  state_ = std::move(loaded.state);
+  return loaded.user_metadata;
 }
 
 }  // namespace swarmt::infer

@@ -5,9 +5,11 @@
 
 #include <ATen/ATen.h>
 
+#include <map>
 #include <memory>
 #include <string>
 
+#include "swarmt/core/sha256.h"
 #include "swarmt/models/causal_lm.h"
 
 namespace swarmt::infer {
@@ -22,6 +24,11 @@ class TokenStream {
   // The most bytes the state will hold while taking `more_tokens` more tokens.
   virtual int64_t state_bytes_after(int64_t more_tokens) const = 0;
   virtual int64_t position() const = 0;
+  // Writes the state to a file (models/model_state_file.h), with the caller's own entries.
+  virtual FileDigest save(const std::string& path, const std::map<std::string, std::string>& user_metadata = {}) = 0;
+  // Replaces the state by the one saved in `path` (checked against this model; BadInput naming the file,
+  // the state unchanged) and returns the caller's entries saved with it.
+  virtual std::map<std::string, std::string> load(const std::string& path) = 0;
 };
 
 // BadInput when a state holding `bytes_now` would need `bytes_after` to take `tokens` more tokens and the
@@ -39,6 +46,8 @@ class CausalLMStream : public TokenStream {
   int64_t state_bytes() const override { return state_.bytes(); }
   int64_t state_bytes_after(int64_t more_tokens) const override { return state_.bytes_after(more_tokens); }
   int64_t position() const override { return state_.position; }
+  FileDigest save(const std::string& path, const std::map<std::string, std::string>& user_metadata = {}) override;
+  std::map<std::string, std::string> load(const std::string& path) override;
 
  private:
   std::shared_ptr<models::CausalLM> model_;

@@ -94,6 +94,27 @@ int64_t ArmtStreamState::bytes_after(int64_t more_tokens) const {
   return total;
 }
 
+void ArmtStreamState::fields(nn::StateFields& f) {
+  for (size_t i = 0; i < memories.size(); ++i) {
+    f.scoped(str_cat("memory.", i), [this, i](nn::StateFields& m) {
+      m.tensor("A", memories[i].A);
+      m.tensor("z", memories[i].z);
+      int64_t empty = memories[i].empty ? 1 : 0;
+      m.integer("empty", empty);
+      if (m.loading()) {
+        SWARMT_CHECK_INPUT(empty == 0 || empty == 1, m.where(), ": memory ", i, " has 'empty' = ", empty);
+        memories[i].empty = empty == 1;
+      }
+    });
+  }
+  f.scoped("segment", [this](nn::StateFields& s) { segment.fields(s); });
+  f.integer("active", active);
+  if (f.loading()) {
+    SWARMT_CHECK_INPUT(active >= 0 && active <= segment_tokens, f.where(), ": the active segment holds ", active,
+                       " tokens (a segment holds at most ", segment_tokens, ")");
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------
 // The wrapper
 

@@ -68,6 +68,9 @@ struct ArmtStreamState : nn::LayerState {
   int64_t bytes() const override;
   // The memories keep their size; the base state grows at most to a full segment, then starts again.
   int64_t bytes_after(int64_t more_tokens) const override;
+  // The memories ("memory.<i>.A", ".z", ".empty"), the active segment's base state ("segment.<layer>.*",
+  // "segment.position") and the count of its real tokens.
+  void fields(nn::StateFields& f) override;
 };
 
 class ArmtModel : public CausalLM {

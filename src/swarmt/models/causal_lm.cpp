@@ -18,6 +18,15 @@ int64_t ModelState::bytes_after(int64_t more_tokens) const {
   return total;
 }
 
+void ModelState::fields(nn::StateFields& f) {
+  f.integer("position", position);
+  if (f.loading()) SWARMT_CHECK_INPUT(position >= 0, f.where(), ": negative position ", position);
+  for (size_t i = 0; i < layers.size(); ++i) {
+    SWARMT_CHECK(layers[i] != nullptr, "a model state without layer ", i);
+    f.scoped(str_cat("layers.", i), *layers[i]);
+  }
+}
+
 at::Tensor make_positions(int64_t n, int64_t offset) {
   return at::arange(offset, offset + n, at::TensorOptions().dtype(at::kLong));
 }

@@ -29,6 +29,8 @@ struct ModelState {
   int64_t position = 0;
   int64_t bytes() const;
   int64_t bytes_after(int64_t more_tokens) const;  // see nn::LayerState::bytes_after
+  // "position" and each layer's fields under "layers.<i>" (see nn::LayerState::fields).
+  void fields(nn::StateFields& f);
 };
 
 struct ForwardOptions {

@@ -80,6 +80,27 @@ double AttentionLayerImpl::mixing_flops_per_token(int64_t context) const {
          static_cast<double>(context);
 }
 
+void KVCacheState::fields(StateFields& f) {
+  const int64_t growable = cache.capacity == 0 ? 2 : -1;
+  f.tensor("k", cache.k, growable);
+  f.tensor("v", cache.v, growable);
+  f.tensor("positions", cache.positions, growable >= 0 ? 0 : -1);
+  f.integer("seen", cache.seen);
+  if (!f.loading()) return;
+  // A file that passed its checksum was written by swarmt; these guard the kernels against one that
+  // was not (they index the cache by these numbers).
+  const int64_t slots = cache.k.size(2);
+  SWARMT_CHECK_INPUT(cache.v.sizes() == cache.k.sizes() && cache.positions.size(0) == slots, f.where(),
+                     ": the KV cache's keys ", cache.k.sizes(), ", values ", cache.v.sizes(), " and positions ",
+                     cache.positions.sizes(), " do not agree");
+  SWARMT_CHECK_INPUT(cache.seen >= 0 && (cache.capacity > 0 || cache.seen <= slots), f.where(),
+                     ": the KV cache has seen ", cache.seen, " tokens but holds ", slots, " slots");
+  const auto positions = cache.positions.cpu();
+  SWARMT_CHECK_INPUT(positions.numel() == 0 ||
+                         (positions.min().item<int64_t>() >= -1 && positions.max().item<int64_t>() < cache.seen),
+                     f.where(), ": the KV cache holds positions outside -1..", cache.seen - 1);
+}
+
 std::unique_ptr<LayerState> AttentionLayerImpl::new_state(int64_t batch, at::ScalarType dtype,
                                                           at::Device device) const {
   auto state = std::make_unique<KVCacheState>();

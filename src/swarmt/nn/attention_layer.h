@@ -39,6 +39,9 @@ struct KVCacheState : LayerState {
   ops::KVCache cache;
   int64_t bytes() const override { return cache.bytes(); }
   int64_t bytes_after(int64_t more_tokens) const override { return cache.bytes_after(more_tokens); }
+  // k, v, positions and seen; a growing cache may be loaded with any number of slots (capacity is the
+  // model's, never read from a file).
+  void fields(StateFields& f) override;
 };
 
 class AttentionLayerImpl : public Mixer {

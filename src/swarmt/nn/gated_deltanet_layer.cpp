@@ -21,6 +21,13 @@ int64_t GatedDeltaNetLayerState::bytes() const {
   return cell.bytes() + nbytes(q_conv) + nbytes(k_conv) + nbytes(v_conv);
 }
 
+void GatedDeltaNetLayerState::fields(StateFields& f) {
+  f.tensor("S", cell.S);
+  f.tensor("q_conv", q_conv);
+  f.tensor("k_conv", k_conv);
+  f.tensor("v_conv", v_conv);
+}
+
 GatedDeltaNetLayerImpl::GatedDeltaNetLayerImpl(const GatedDeltaNetLayerOptions& o) : options_(o) {
   using torch::nn::Linear;
   using torch::nn::LinearOptions;

@@ -32,6 +32,7 @@ struct GatedDeltaNetLayerState : LayerState {
   ops::GatedDeltaState cell;
   at::Tensor q_conv, k_conv, v_conv;  // (B, K-1, channels): last inputs of each short convolution
   int64_t bytes() const override;
+  void fields(StateFields& f) override;
 };
 
 class GatedDeltaNetLayerImpl : public Mixer {

@@ -22,6 +22,13 @@ int64_t nbytes(const at::Tensor& t) { return t.defined() ? t.numel() * static_ca
 
 int64_t MLSTMLayerState::bytes() const { return cell.bytes() + nbytes(conv); }
 
+void MLSTMLayerState::fields(StateFields& f) {
+  f.tensor("C", cell.C);
+  f.tensor("n", cell.n);
+  f.tensor("m", cell.m);
+  f.tensor("conv", conv);
+}
+
 MLSTMLayerImpl::MLSTMLayerImpl(const MLSTMLayerOptions& o) : options_(o) {
   using torch::nn::Linear;
   using torch::nn::LinearOptions;

@@ -36,6 +36,7 @@ struct MLSTMLayerState : LayerState {
   ops::MLSTMState cell;
   at::Tensor conv;             // (B, K-1, d): the last inputs of the short convolution (conv_size > 0)
   int64_t bytes() const override;
+  void fields(StateFields& f) override;
 };
 
 class MLSTMLayerImpl : public Mixer {
