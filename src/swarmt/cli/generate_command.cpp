@@ -12,6 +12,7 @@
 #include "swarmt/infer/generate.h"
 #include "swarmt/infer/loaded_model.h"
 #include "swarmt/tokenizer/chat_format.h"
+#include "swarmt/tokenizer/stop_strings.h"
 #include "swarmt/tokenizer/stream_decoder.h"
 #include "swarmt/tokenizer/utf8.h"
 
@@ -97,40 +98,20 @@ int run_generate(const GenerateOptions& o) {
   g.vocab_limit = tok.vocab_size();
 
   tokenizer::StreamDecoder decoder(tok, /*skip_special_tokens=*/true);
-  std::string text;
-  size_t printed = 0;
-  // Hold back as many bytes as the longest stop string minus one, so a stop string is never half printed.
-  size_t hold = 0;
-  for (const auto& s : stop_strings) hold = std::max(hold, s.size() > 0 ? s.size() - 1 : 0);
-  bool stopped_by_string = false;
+  tokenizer::StopStringFilter filter(stop_strings);
   auto on_token = [&](int64_t id) {
-    text += decoder.push(static_cast<int32_t>(id));
-    for (const auto& s : stop_strings) {
-      size_t at = s.empty() ? std::string::npos : text.find(s);
-      if (at != std::string::npos) {
-        text.resize(at);
-        stopped_by_string = true;
-      }
-    }
-    size_t safe = stopped_by_string ? text.size() : (text.size() > hold ? text.size() - hold : 0);
-    if (safe > printed) {
-      std::cout << text.substr(printed, safe - printed) << std::flush;
-      printed = safe;
-    }
-    return !stopped_by_string;
+    std::cout << filter.push(decoder.push(static_cast<int32_t>(id))) << std::flush;
+    return !filter.stopped();
   };
   std::vector<int64_t> prompt_ids(ids.begin(), ids.end());
   auto stream = model.new_stream();
   auto result = infer::generate(*stream, prompt_ids, g, on_token);
-  if (!stopped_by_string) {
-    text += decoder.flush();
-    if (text.size() > printed) std::cout << text.substr(printed);
-  }
+  if (!filter.stopped()) std::cout << filter.push(decoder.flush()) << filter.flush();
   std::cout << std::endl;
   if (o.stats) {
     Json stats{{"prompt_tokens", result.prompt_tokens},
                {"generated_tokens", result.tokens.size()},
-               {"stop_reason", stopped_by_string ? "stop_string" : result.stop_reason},
+               {"stop_reason", filter.stopped() ? "stop_string" : result.stop_reason},
                {"prefill_tokens_per_s", result.prompt_tokens / std::max(1e-9, result.prefill_seconds)},
                // Forward passes per second after the prompt (n tokens take n - 1 of them: the first comes
                // from the prefill); null when there was none.
