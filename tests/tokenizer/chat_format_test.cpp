@@ -123,6 +123,20 @@ TEST(TokenizerChatFormat, gemma_roles_must_alternate) {
   EXPECT_TRUE(ThrowsBadInput([&] { format.render({}, true); }, {"the conversation has no messages"}));
 }
 
+// A conversation rendered at once equals its first turns rendered, the reply appended as generated (its
+// end of turn is a stop string, never fed), then render_continuation of the next turns.
+TEST(TokenizerChatFormat, a_continuation_extends_the_rendering_of_the_whole_conversation) {
+  const std::vector<ChatMessage> first = {{"user", "Hi"}}, next = {{"user", "And then?"}};
+  const std::vector<ChatMessage> whole = {{"user", "Hi"}, {"assistant", "Hello"}, {"user", "And then?"}};
+  for (const ChatFormat& format : {ChatFormat::chatml(std::string("Be kind.")), ChatFormat::gemma()}) {
+    EXPECT_EQ(format.render(first, true) + "Hello" + format.render_continuation(next), format.render(whole, true))
+        << format.name();
+  }
+  EXPECT_THROW(ChatFormat::gemma().render_continuation({{"assistant", "x"}}), Error);
+  EXPECT_THROW(ChatFormat::gemma().render_continuation({{"system", "x"}}), Error);
+  EXPECT_THROW(ChatFormat::chatml(std::nullopt).render_continuation({}), Error);
+}
+
 TEST(TokenizerChatFormat, unknown_or_missing_template_suggests_no_chat) {
   EXPECT_TRUE(ThrowsBadInput([] { ChatFormat::from_config(config_with("{{ '[INST] ' + message }}")); },
                              {"tokenizer_config.json: the chat_template is not one swarmt renders",

@@ -131,6 +131,26 @@ std::string ChatFormat::render(const std::vector<ChatMessage>& messages, bool ad
   return out;
 }
 
+std::string ChatFormat::render_continuation(const std::vector<ChatMessage>& messages) const {
+  SWARMT_CHECK_INPUT(!messages.empty(), "chat: no new messages to continue the conversation with");
+  if (style_ == ChatStyle::ChatML) {
+    std::string out = std::string(kImEnd) + "\n";
+    for (const ChatMessage& message : messages) out += kImStart + message.role + "\n" + message.content + kImEnd + "\n";
+    return out + kImStart + "assistant\n";
+  }
+  std::string out = std::string(kEndOfTurn) + "\n";
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const ChatMessage& message = messages[i];
+    const bool expect_user = i % 2 == 0;
+    SWARMT_CHECK_INPUT((message.role == "user") == expect_user && (expect_user || message.role == "assistant"),
+                       "chat: new message ", i, " has role '", message.role, "', but Gemma's conversation continues "
+                       "with user/assistant/user/... after the model's reply");
+    const std::string role = message.role == "assistant" ? "model" : message.role;
+    out += kStartOfTurn + role + "\n" + python_strip(message.content) + kEndOfTurn + "\n";
+  }
+  return out + kStartOfTurn + "model\n";
+}
+
 std::vector<int32_t> ChatFormat::encode(const Tokenizer& tokenizer, const std::vector<ChatMessage>& messages,
                                         bool add_generation_prompt) const {
   return tokenizer.encode(render(messages, add_generation_prompt), /*add_special_tokens=*/false);

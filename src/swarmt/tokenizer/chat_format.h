@@ -44,6 +44,11 @@ class ChatFormat {
   // The prompt text for `messages`; with add_generation_prompt it ends where the assistant's reply
   // starts. BadInput for an empty conversation or (Gemma) roles that do not alternate.
   std::string render(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
+  // What continues a conversation after the assistant's reply (generated, so left open: its end of turn
+  // was a stop string, never fed): the end of that turn, then `messages` as new turns (no BOS, no
+  // default system prompt; Gemma: user first, then alternating, no system message), then the generation
+  // prompt. A server session that holds the conversation so far reads only this.
+  std::string render_continuation(const std::vector<ChatMessage>& messages) const;
   // render() tokenized without the post-processor (no second <bos>).
   std::vector<int32_t> encode(const Tokenizer& tokenizer, const std::vector<ChatMessage>& messages,
                               bool add_generation_prompt) const;
