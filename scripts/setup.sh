@@ -7,6 +7,7 @@
 #   nlohmann-json3-dev    JSON;  libcli11-dev  command line;  libpcre2-dev  Unicode regex (tokenizers)
 #   libunistring-dev      Unicode normalization (NFC/NFKC) and character classes (tokenizers)
 #   libssl-dev            libcrypto: SHA-256 of checkpoint files
+#   libcpp-httplib-dev    the HTTP server of `swarmt serve` (and the tests' HTTP client)
 #   libgtest-dev, libgmock-dev   tests
 #   libgloo-dev           collective communication for multi-process training on CPU
 #   cmake, ninja-build, ccache, g++, pkg-config     the build
@@ -19,7 +20,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config clang libclang-rt-14-dev
   libtorch-dev libopenblas0-pthread
-  nlohmann-json3-dev libcli11-dev libpcre2-dev libunistring-dev libssl-dev
+  nlohmann-json3-dev libcli11-dev libpcre2-dev libunistring-dev libssl-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libgloo-dev
   python3
 )

@@ -32,6 +32,7 @@ void register_info(CLI::App& app, const GlobalOptions& globals, CommandList& com
 void register_train(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
 void register_data(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
 void register_generate(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
+void register_serve(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
 void register_forward(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
 void register_bench(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
 void register_eval(CLI::App& app, const GlobalOptions& globals, CommandList& commands);

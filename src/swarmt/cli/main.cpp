@@ -92,6 +92,7 @@ int main(int argc, char** argv) {
   swarmt::cli::register_train(app, globals, commands);
   swarmt::cli::register_data(app, globals, commands);
   swarmt::cli::register_generate(app, globals, commands);
+  swarmt::cli::register_serve(app, globals, commands);
   swarmt::cli::register_forward(app, globals, commands);
   swarmt::cli::register_bench(app, globals, commands);
   swarmt::cli::register_eval(app, globals, commands);
