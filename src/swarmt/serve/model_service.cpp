@@ -4,6 +4,10 @@
 #include <filesystem>
 #include <random>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include "swarmt/core/error.h"
 #include "swarmt/core/memory_budget.h"
 #include "swarmt/core/memory_usage.h"
@@ -27,6 +31,17 @@ int64_t unix_seconds() {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// swarmt keeps freed heap memory for reuse (core/malloc_tuning.h): right for training steps, wrong for a
+// server, where one long prompt's activations would stay in the RSS of every worker thread's arena for
+// the life of the process. After a long prompt the server gives them back.
+constexpr size_t kTrimAfterPromptTokens = 4096;
+
+void give_back_freed_memory() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
 }
 
 // A request id: its kind and a counter unique in this process.
@@ -311,6 +326,7 @@ Json PreparedCompletionImpl::run(const std::function<bool(const Json&)>& on_chun
   }
   // Every token fed, then the generated ones not fed yet (generate() feeds each but the last).
   session.pending.assign(result.tokens.begin() + result.decode_steps, result.tokens.end());
+  if (feed.size() >= kTrimAfterPromptTokens) give_back_freed_memory();
   session.kind = request_.chat ? "chat" : "text";
   if (decoder && !filter.stopped()) emit(filter.push(decoder->flush()) + filter.flush(), Json::array());
 
