@@ -66,9 +66,9 @@ class Server {
       swarmt::testing::wait_child(pid_);
     }
   }
-  // SIGTERM, then how it ended.
-  swarmt::testing::ChildExit terminate() {
-    ::kill(pid_, SIGTERM);
+  void signal(int signal) const { ::kill(pid_, signal); }
+  // Waits for it to end (after a signal), and how it ended.
+  swarmt::testing::ChildExit wait() {
     auto end = swarmt::testing::wait_child(pid_);
     pid_ = -1;
     return end;
@@ -303,20 +303,27 @@ TEST_F(ServeHttp, with_an_api_key_every_request_needs_it) {
 
 TEST_F(ServeHttp, sigterm_lets_the_request_in_flight_finish_then_exits_cleanly) {
   Server server(model_, tmp_.path());
+  auto c = server.client();
+  httplib::Request req;
+  req.method = "POST";
+  req.path = "/v1/completions";
+  req.set_header("Content-Type", "application/json");
+  req.body = R"({"prompt": "a", "max_tokens": 400, "ignore_eos": true, "stream": true, "return_tokens": true})";
   std::string streamed;
-  std::thread client([&] {
-    auto c = server.client();
-    auto res = c.Post("/v1/completions", R"({"prompt": "a", "max_tokens": 400, "ignore_eos": true, "stream": true})",
-                      "application/json");
-    if (res) streamed = res->body;
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  const auto end = server.terminate();
-  client.join();
+  req.content_receiver = [&](const char* data, size_t size, uint64_t, uint64_t) {
+    if (streamed.empty()) server.signal(SIGTERM);  // once the stream is under way
+    streamed.append(data, size);
+    return true;
+  };
+  httplib::Response res;
+  httplib::Error error = httplib::Error::Success;
+  c.send(req, res, error);
+  const auto end = server.wait();
   EXPECT_TRUE(end.exited && end.exit_code == 0) << end.describe();
   const auto events = sse_events(streamed);
-  ASSERT_FALSE(events.empty());
+  ASSERT_GE(events.size(), 2u);
   EXPECT_EQ(events.back(), "[DONE]");
+  EXPECT_EQ(events[events.size() - 2]["choices"][0]["finish_reason"], "length");  // all 400 tokens came
 }
 
 TEST_F(ServeHttp, eight_concurrent_sessions_run_without_errors_and_the_server_memory_stays_flat) {
