@@ -195,6 +195,28 @@ TEST_F(ServeHttp, a_session_continues_exactly_like_one_long_request) {
   EXPECT_EQ(sessions.body["data"][0]["tokens"], 7 + 6 + 5 + 6);
 }
 
+// ARMT streams segment by segment through its memories: a session crossing several segments continues
+// like one long request, also after being saved and loaded into another session.
+TEST_F(ServeHttp, an_armt_session_continues_across_segments_and_through_a_saved_state) {
+  write_file(tmp_.file("llama.json"), R"({"model_type": "llama", "hidden_size": 32, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8, "intermediate_size": 64, "vocab_size": 259})");
+  write_file(tmp_.file("armt.json"), R"({"segment_size": 8, "num_memory_tokens": 2, "d_mem": 8, "memory_layers": "all"})");
+  auto base = swarmt::testing::run_swarmt("-q model init " + tmp_.file("llama.json") + " --out " + tmp_.file("base"));
+  ASSERT_EQ(base.exit_code, 0) << base.err;
+  auto armt = swarmt::testing::run_swarmt("-q armt init --base " + tmp_.file("base") + " --config " +
+                                          tmp_.file("armt.json") + " --out " + tmp_.file("armt") + " --merged");
+  ASSERT_EQ(armt.exit_code, 0) << armt.err;
+  Server server(tmp_.file("armt"), tmp_.path());
+  const std::vector<int64_t> p1{1, 72, 101, 108, 108, 111, 32}, p2{87, 111, 114, 108, 100};
+  const auto g1 = ids_of(post(server, "/v1/completions", greedy_ids(p1, 6, "s").dump()));
+  ASSERT_EQ(post(server, "/v1/sessions/s/save", "").status, 200);
+  ASSERT_EQ(post(server, "/v1/sessions/copy/load", R"({"name": "s"})").status, 200);
+  const auto g2 = ids_of(post(server, "/v1/completions", greedy_ids(p2, 6, "s").dump()));
+  const auto reference = ids_of(post(server, "/v1/completions", greedy_ids(concat(concat(p1, g1), p2), 6).dump()));
+  EXPECT_EQ(g2, reference);
+  EXPECT_EQ(ids_of(post(server, "/v1/completions", greedy_ids(p2, 6, "copy").dump())), g2);
+}
+
 TEST_F(ServeHttp, save_load_and_continue_equals_continuing_without_the_save) {
   Server server(model_, tmp_.path());
   std::vector<int64_t> document;
