@@ -65,5 +65,12 @@ TEST(CompletionRequest, every_wrong_field_is_refused_naming_it) {
   EXPECT_EQ(refused_param(R"({"prompt": "a"})", true), "prompt");  // chat takes messages
 }
 
+TEST(CompletionRequest, bodies_nested_past_the_limit_are_refused_before_parsing) {
+  EXPECT_NO_THROW(check_json_nesting(R"({"messages": [{"content": [{"text": "[[[[[[[[[[{{{{"}]}]})", 5));
+  EXPECT_THROW(check_json_nesting(R"({"a": [[[[1]]]]})", 4), ApiError);
+  EXPECT_NO_THROW(check_json_nesting(R"({"a": "\"[[[[[[\""})", 2));  // brackets inside a string with escaped quotes
+  EXPECT_THROW(check_json_nesting(std::string(100000, '['), 32), ApiError);
+}
+
 }  // namespace
 }  // namespace swarmt::serve

@@ -255,6 +255,7 @@ TEST_F(ServeHttp, bad_requests_get_4xx_errors_naming_the_field_and_the_server_ke
       {"/v1/completions", R"({"prompt": []})", 400, "prompt"},
       {"/v1/completions", R"({"prompt": "a", "session_id": "a/b"})", 400, "session_id"},
       {"/v1/completions", std::string(70000, ' '), 413, ""},
+      {"/v1/completions", std::string(60000, '['), 400, ""},
       {"/v1/chat/completions", R"({"messages": "hi"})", 400, "messages"},
       {"/v1/sessions/nobody/save", "", 404, "session_id"},
       {"/v1/sessions/x/load", R"({"name": "never-saved"})", 404, "name"},

@@ -62,6 +62,10 @@ struct CompletionRequest {
 
 CompletionRequest parse_completion_request(const Json& body, bool chat, const RequestLimits& limits);
 
+// Request bodies nest a few levels (messages[i].content[j].text); a body of 8 MiB of '[' would make the
+// parser build millions of nested values. Refused (400) past `max_depth` levels, before parsing.
+void check_json_nesting(const std::string& body, int max_depth = 32);
+
 // Session ids name files in --state-dir: 1..128 of [A-Za-z0-9_.-], not starting with '.'.
 // Throws a 400 naming `param` otherwise.
 void check_session_id(const std::string& id, const std::string& param);

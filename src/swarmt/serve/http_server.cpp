@@ -10,6 +10,7 @@
 
 #include "swarmt/core/error.h"
 #include "swarmt/serve/api_error.h"
+#include "swarmt/serve/completion_request.h"
 
 namespace swarmt::serve {
 namespace {
@@ -52,6 +53,7 @@ httplib::Server::Handler guarded(Handler handler) {
 
 Json parse_body(const httplib::Request& req, bool allow_empty) {
   if (allow_empty && req.body.find_first_not_of(" \t\r\n") == std::string::npos) return nullptr;
+  check_json_nesting(req.body);
   try {
     return Json::parse(req.body);
   } catch (const Json::exception& e) {
