@@ -11,27 +11,6 @@
 
 namespace swarmt {
 
-std::string read_text_file(const std::string& path) {
-  // A directory opens as an empty stream on Linux: it would read as an empty file.
-  std::error_code ec;
-  SWARMT_CHECK_INPUT(!std::filesystem::is_directory(path, ec), path, ": is a directory, not a file");
-  std::ifstream in(path, std::ios::binary);
-  SWARMT_CHECK_INPUT(in.good(), path, ": cannot open file for reading");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  SWARMT_CHECK_INPUT(!in.bad(), path, ": read error");
-  return ss.str();
-}
-
-namespace {
-
-// Documents nested deeper than this are rejected. nlohmann parses any depth, but copying, comparing and
-// printing a document recurse once per level: 100k nested brackets (a 200 KB file) overflow the stack.
-// Real configs and tokenizer.json files nest fewer than 10 levels.
-constexpr size_t kMaxJsonNesting = 512;
-
-// Deepest nesting of objects and arrays in JSON text; brackets inside strings do not count. Exact for
-// every text nlohmann accepts (its strings end at the first quote not escaped by a backslash).
 size_t json_nesting_depth(const std::string& text) {
   size_t depth = 0, deepest = 0;
   bool in_string = false, escaped = false;
@@ -54,6 +33,25 @@ size_t json_nesting_depth(const std::string& text) {
   }
   return deepest;
 }
+
+std::string read_text_file(const std::string& path) {
+  // A directory opens as an empty stream on Linux: it would read as an empty file.
+  std::error_code ec;
+  SWARMT_CHECK_INPUT(!std::filesystem::is_directory(path, ec), path, ": is a directory, not a file");
+  std::ifstream in(path, std::ios::binary);
+  SWARMT_CHECK_INPUT(in.good(), path, ": cannot open file for reading");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  SWARMT_CHECK_INPUT(!in.bad(), path, ": read error");
+  return ss.str();
+}
+
+namespace {
+
+// Documents nested deeper than this are rejected. nlohmann parses any depth, but copying, comparing and
+// printing a document recurse once per level: 100k nested brackets (a 200 KB file) overflow the stack.
+// Real configs and tokenizer.json files nest fewer than 10 levels.
+constexpr size_t kMaxJsonNesting = 512;
 
 // nlohmann quotes the bytes it stopped at ("last read: '"\xff'"): raw bytes of a file that is not UTF-8
 // would make the message itself invalid text. Bytes outside printable ASCII are shown as \xNN.

@@ -17,6 +17,10 @@ namespace swarmt {
 
 using Json = nlohmann::json;
 
+// Deepest nesting of objects and arrays in JSON text; brackets inside strings do not count. Exact for
+// every text nlohmann accepts (its strings end at the first quote not escaped by a backslash).
+size_t json_nesting_depth(const std::string& text);
+
 // Reads a whole file into a string; BadInput naming the path if it cannot be read.
 std::string read_text_file(const std::string& path);
 

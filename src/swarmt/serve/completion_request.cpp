@@ -143,26 +143,8 @@ void check_neutral(const std::string& key, const Json& v) {
 }  // namespace
 
 void check_json_nesting(const std::string& body, int max_depth) {
-  int depth = 0;
-  bool in_string = false, escaped = false;
-  for (char c : body) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > max_depth)
-        throw invalid_request("", str_cat("the request body nests deeper than ", max_depth, " levels"));
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
+  if (json_nesting_depth(body) > static_cast<size_t>(max_depth))
+    throw invalid_request("", str_cat("the request body nests deeper than ", max_depth, " levels"));
 }
 
 void check_session_id(const std::string& id, const std::string& param) {
