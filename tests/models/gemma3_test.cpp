@@ -9,6 +9,7 @@
 #include <cmath>
 #include <set>
 
+#include "models/decode_paths.h"
 #include "models/hf_checkpoint.h"
 #include "swarmt/infer/token_stream.h"
 #include "swarmt/models/model_io.h"
@@ -254,6 +255,27 @@ TEST(Gemma3Decoding, cached_decoding_equals_full_forward_past_the_window) {
   for (; fed < n; ++fed) pieces.push_back(model->forward_stateful(tokens.narrow(1, fed, 1), state));
   EXPECT_EQ(state.position, n);
   EXPECT_TENSORS_CLOSE(at::cat(pieces, 1), full, 1e-10);
+}
+
+// Gemma-3's blocks (sandwich norms, q/k norms, GeGLU, rings of 4 slots on the sliding layers and a growing
+// cache on the global one) decode on raw buffers with the logits of their tensor ops, bit for bit, long
+// after the rings have wrapped.
+TEST(Gemma3Decoding, decoding_on_raw_buffers_equals_the_tensor_ops_bit_for_bit) {
+  TinyGemma c;
+  torch::manual_seed(24);
+  TempDir dir;
+  write_hf_checkpoint(dir.path(), gemma_config(c), gemma_weights(c));
+  const int64_t n = 17;
+  const auto tokens = random_tokens(1, n, c.vocab);
+  for (auto dtype : {at::kFloat, at::kBFloat16}) {
+    SCOPED_TRACE(dtype == at::kFloat ? "fp32" : "bf16");
+    models::LoadOptions options;
+    options.dtype = dtype;
+    auto model = load_model(dir.path(), options);
+    const nn::RawDecodeSteps steps = testing::expect_raw_decode_equals_tensor_decode(*model, tokens);
+    EXPECT_EQ(steps.blocks, n * c.layers());
+    EXPECT_EQ(steps.mixers, n * c.layers());
+  }
 }
 
 // Generation's token stream (prompt prefilled in chunks of 5, longer than the window) returns the logits

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <set>
 
+#include "models/decode_paths.h"
 #include "models/hf_checkpoint.h"
 #include "swarmt/infer/token_stream.h"
 #include "swarmt/models/model_io.h"
@@ -293,6 +294,46 @@ TEST(LlamaDecoding, fp32_and_bf16_decoding_through_the_decode_kernels_equals_the
     }
   }
   ASSERT_TRUE(ops::set_matvec_isa(best));
+}
+
+// A decode step on raw buffers (one tensor per block instead of about forty ops) gives the logits of the
+// blocks' tensor ops bit for bit, in fp32 and bf16, on every kernel level this CPU has, with a growing
+// cache; every block and every attention layer takes it.
+TEST(LlamaDecoding, decoding_on_raw_buffers_equals_the_tensor_ops_bit_for_bit) {
+  TinyLlama c;
+  c.layers = 3;
+  torch::manual_seed(17);
+  TempDir dir;
+  write_hf_checkpoint(dir.path(), llama_config(c), llama_weights(c));
+  const int64_t n = 21;
+  const auto tokens = random_tokens(1, n, c.vocab);
+  const std::string best = ops::matvec_isa();
+  for (const std::string level : {"portable", "avx2", "avx512", "avx512-bf16"}) {
+    if (!ops::set_matvec_isa(level)) continue;
+    for (auto dtype : {at::kFloat, at::kBFloat16}) {
+      SCOPED_TRACE(level + (dtype == at::kFloat ? " fp32" : " bf16"));
+      models::LoadOptions options;
+      options.dtype = dtype;
+      auto model = load_model(dir.path(), options);
+      const nn::RawDecodeSteps steps = testing::expect_raw_decode_equals_tensor_decode(*model, tokens);
+      EXPECT_EQ(steps.blocks, n * c.layers);
+      EXPECT_EQ(steps.mixers, n * c.layers);
+    }
+  }
+  ASSERT_TRUE(ops::set_matvec_isa(best));
+}
+
+// With biases (attention_bias, mlp_bias) blocks keep their tensor ops: the raw path has no bias terms.
+TEST(LlamaDecoding, blocks_with_biases_decode_through_their_tensor_ops) {
+  TinyLlama c;
+  c.bias = true;
+  torch::manual_seed(18);
+  TempDir dir;
+  write_hf_checkpoint(dir.path(), llama_config(c), llama_weights(c));
+  auto model = load_model(dir.path());
+  const nn::RawDecodeSteps steps = testing::expect_raw_decode_equals_tensor_decode(*model, random_tokens(1, 5, c.vocab));
+  EXPECT_EQ(steps.blocks, 0);
+  EXPECT_EQ(steps.mixers, 0);
 }
 
 // bf16 checkpoints (the published format) stay bf16 unless asked otherwise, and run close to the fp64

@@ -6,6 +6,7 @@
 #include "swarmt/models/model_io.h"
 #include "swarmt/models/registry.h"
 #include "swarmt/nn/mlstm_layer.h"
+#include "models/decode_paths.h"
 #include "test_util.h"
 #include "bad_input.h"
 
@@ -58,6 +59,24 @@ INSTANTIATE_TEST_SUITE_P(Windows, DecodeEquivalence, ::testing::Values(3, 7, 64)
 
 // The mLSTM's optional short convolution (xLSTM-1's q/k conv) keeps its tail in the streaming state:
 // decoding token by token gives the full forward's logits, and the kernel is a checkpoint tensor.
+// Every SWAX block decodes on raw buffers with the logits of its tensor ops, bit for bit: the attention
+// layers (a ring of 3 slots, a growing cache) with their own raw path, mLSTM and Gated DeltaNet through
+// their tensor ops between the raw norms and MLP.
+TEST(SwaxModel, decoding_on_raw_buffers_equals_the_tensor_ops_bit_for_bit) {
+  torch::manual_seed(2);
+  SwaxForCausalLM model(tiny_config("MSGA", 3));
+  randomize(model);
+  const int64_t n = 13;
+  const auto tokens = at::randint(40, {1, n}, at::kLong);
+  for (auto dtype : {at::kFloat, at::kBFloat16}) {
+    SCOPED_TRACE(dtype == at::kFloat ? "fp32" : "bf16");
+    model.to(dtype);
+    const nn::RawDecodeSteps steps = testing::expect_raw_decode_equals_tensor_decode(model, tokens);
+    EXPECT_EQ(steps.blocks, 4 * n);
+    EXPECT_EQ(steps.mixers, 2 * n);  // S and A
+  }
+}
+
 TEST(SwaxModel, mlstm_short_conv_streams_exactly_and_is_saved) {
   torch::manual_seed(2);
   SwaxForCausalLM model(tiny_config("MS", 5, /*mlstm_conv_size=*/4));

@@ -55,6 +55,9 @@ class AttentionLayerImpl : public Mixer {
   // Streaming: continues from `state` (positions state.seen ...); any chunk length.
   at::Tensor forward_stateful(const at::Tensor& x, LayerState& state) override;
   std::unique_ptr<LayerState> new_state(int64_t batch, at::ScalarType dtype, at::Device device) const override;
+  // Projections, q/k norms, RoPE, the cache and o_proj on raw buffers (nn/attention_decode.cpp).
+  bool decode_token(const float* xn, LayerState& state, float* out) override;
+  bool decode_token(const at::BFloat16* xn, LayerState& state, at::BFloat16* out) override;
 
   // Window used at inference (streaming and full forward without a per-step override); 0 for full
   // attention, which has no window to change (set_window leaves it full).
@@ -81,6 +84,8 @@ class AttentionLayerImpl : public Mixer {
   std::tuple<at::Tensor, at::Tensor, at::Tensor> project(const at::Tensor& x, const at::Tensor& positions);
   at::Tensor output(const at::Tensor& attn);  // (B, Hq, N, D) -> (B, N, hidden)
   ops::AttentionOptions attention_options(int64_t window) const;
+  template <typename T>
+  bool decode_token_typed(const T* xn, LayerState& state, T* out);
 
   AttentionLayerOptions options_;
   at::Tensor inv_freq_;  // fp64 (D/2), not a parameter

@@ -34,21 +34,27 @@ float activate(float g, Activation act) {
   return 0.5f * g * (1.0f + std::tanh(k * (g + 0.044715f * g * g * g)));
 }
 
-// act(g) ⊙ u from the unrounded fp32 products [g | u] (rows, 2I), rounded as the unfused ops round in
-// `dtype`: g and u to the dtype (as at::linear returns them), act(g) to the dtype, the product to it.
+}  // namespace
+
 template <typename T>
-at::Tensor gated_product(const at::Tensor& gu, int64_t intermediate, Activation act) {
-  const int64_t rows = gu.size(0);
-  at::Tensor h = at::empty({rows, intermediate}, gu.options().dtype(c10::CppTypeToScalarType<T>::value));
-  const float* src = gu.data_ptr<float>();
-  T* dst = h.data_ptr<T>();
+void gated_product_rows(const float* gu, int64_t rows, int64_t intermediate, Activation act, T* out) {
   auto round = [](float v) { return static_cast<float>(static_cast<T>(v)); };
   for (int64_t r = 0; r < rows; ++r) {
-    const float* g = src + r * 2 * intermediate;
+    const float* g = gu + r * 2 * intermediate;
     const float* u = g + intermediate;
     for (int64_t i = 0; i < intermediate; ++i)
-      dst[r * intermediate + i] = static_cast<T>(round(activate(round(g[i]), act)) * round(u[i]));
+      out[r * intermediate + i] = static_cast<T>(round(activate(round(g[i]), act)) * round(u[i]));
   }
+}
+template void gated_product_rows<float>(const float*, int64_t, int64_t, Activation, float*);
+template void gated_product_rows<at::BFloat16>(const float*, int64_t, int64_t, Activation, at::BFloat16*);
+
+namespace {
+
+template <typename T>
+at::Tensor gated_product(const at::Tensor& gu, int64_t intermediate, Activation act) {
+  at::Tensor h = at::empty({gu.size(0), intermediate}, gu.options().dtype(c10::CppTypeToScalarType<T>::value));
+  gated_product_rows(gu.data_ptr<float>(), gu.size(0), intermediate, act, h.data_ptr<T>());
   return h;
 }
 

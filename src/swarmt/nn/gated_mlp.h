@@ -15,6 +15,11 @@ Activation activation_from_name(const std::string& name, const std::string& fiel
 
 at::Tensor apply_activation(const at::Tensor& x, Activation act);
 
+// act(g) ⊙ u from the unrounded fp32 products [g | u] of `rows` rows (rows, 2I), rounded as the unfused
+// ops round in T (float or bf16): g and u to T (as at::linear returns them), act(g) to T, the product to T.
+template <typename T>
+void gated_product_rows(const float* gu, int64_t rows, int64_t intermediate, Activation act, T* out);
+
 class GatedMLPImpl : public torch::nn::Module {
  public:
   GatedMLPImpl(int64_t hidden_size, int64_t intermediate_size, Activation act, bool bias = false);

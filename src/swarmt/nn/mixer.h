@@ -26,6 +26,14 @@ class Mixer : public torch::nn::Module {
   virtual at::Tensor forward_stateful(const at::Tensor& x, LayerState& state) = 0;
   virtual std::unique_ptr<LayerState> new_state(int64_t batch, at::ScalarType dtype, at::Device device) const = 0;
 
+  // The decode step on raw buffers: one token of one sequence in the model's dtype, without tensors (a
+  // decode step is bound by reading the weights; per-op dispatch and allocation would add ~10 %). xn: the
+  // block's normalised input (hidden values); out: the mixer's output (hidden values), equal to what
+  // forward_stateful returns. False, with nothing changed, where this mixer has no such path for its
+  // weights and this state; the block then calls forward_stateful.
+  virtual bool decode_token(const float* /*xn*/, LayerState& /*state*/, float* /*out*/) { return false; }
+  virtual bool decode_token(const at::BFloat16* /*xn*/, LayerState& /*state*/, at::BFloat16* /*out*/) { return false; }
+
   // The inference window of a sliding-window mixer; 0 for every other mixer, whose set_window does nothing.
   virtual int64_t window() const { return 0; }
   virtual void set_window(int64_t /*window*/) {}

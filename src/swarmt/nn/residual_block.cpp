@@ -32,6 +32,7 @@ at::Tensor ResidualBlock::forward(const at::Tensor& x, const LayerContext& ctx) 
 }
 
 at::Tensor ResidualBlock::forward_stateful(const at::Tensor& x, LayerState& state) {
+  if (at::Tensor y = decode_token(x, state); y.defined()) return y;
   return add_feed_forward(add_mixer_output(x, mixer->forward_stateful(input_layernorm->forward(x), state)));
 }
 

@@ -33,6 +33,18 @@ struct ResidualBlockOptions {
   bool sandwich_norms = false;           // Gemma-3: norm the outputs of the mixer and of the MLP too
 };
 
+// Whether blocks decode one token on raw buffers (the default) or through their tensor ops; tests and
+// benchmarks compare the two in one process. Process-wide.
+void set_decode_on_raw_buffers(bool on);
+bool decode_on_raw_buffers();
+// Block steps taken on raw buffers since the process started, and those of them whose mixer had its own
+// raw path (Mixer::decode_token); tests check that a model's decode takes the path they compare.
+struct RawDecodeSteps {
+  int64_t blocks = 0;
+  int64_t mixers = 0;
+};
+RawDecodeSteps raw_decode_steps();
+
 class ResidualBlock : public DecoderLayer {
  public:
   ResidualBlock(std::shared_ptr<Mixer> mixer, const ResidualBlockOptions& options);
@@ -65,6 +77,11 @@ class ResidualBlock : public DecoderLayer {
  private:
   at::Tensor add_mixer_output(const at::Tensor& x, const at::Tensor& mixed);  // x + N_mo(mixed)
   at::Tensor add_feed_forward(const at::Tensor& h);                           // h + N_fo(MLP(N_fi(h)))
+  // One token of one sequence on raw buffers (nn/residual_block_decode.cpp): the block's result, or an
+  // undefined tensor where that path does not apply (then nothing has changed).
+  at::Tensor decode_token(const at::Tensor& x, LayerState& state);
+  template <typename T>
+  at::Tensor decode_token_typed(const at::Tensor& x, LayerState& state);
 
   ResidualBlockOptions options_;
 };

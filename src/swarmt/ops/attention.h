@@ -59,4 +59,13 @@ KVCache make_kv_cache(int64_t batch, int64_t kv_heads, int64_t head_dim, int64_t
 at::Tensor attend_with_cache(KVCache& cache, const at::Tensor& q, const at::Tensor& k_new, const at::Tensor& v_new,
                              const AttentionOptions& options);
 
+// attend_with_cache for one token of one sequence on raw buffers (the decode step), for a CPU cache of
+// dtype T (float or bf16) with batch 1: stores k_new and v_new (Hkv rows of D) at position cache.seen,
+// then attends q (q_heads rows of D, rotated) as attend_with_cache does, writing q_heads rows of D to
+// `out` in fp32 (unrounded). False, with nothing changed, when the cache is not of that kind or the
+// window does not fit it (attend_with_cache then says why).
+template <typename T>
+bool attend_token_with_cache(KVCache& cache, const T* q, int64_t q_heads, const T* k_new, const T* v_new,
+                             const AttentionOptions& options, float* out);
+
 }  // namespace swarmt::ops

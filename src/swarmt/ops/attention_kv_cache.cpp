@@ -116,38 +116,35 @@ at::Tensor attend_single_query_aten(const at::Tensor& q, const at::Tensor& keys,
 // and token, so its fixed cost matters as much as its loops.
 
 template <typename T>
-at::Tensor attend_single_query_cpu(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
-                                   const at::Tensor& visible, const AttentionOptions& options) {
-  const int64_t batch = q.size(0), q_heads = q.size(1), kv_heads = keys.size(1), slots = keys.size(2);
-  const int64_t d = q.size(3), rep = q_heads / kv_heads;
-  const float scale = static_cast<float>(detail::attention_scale(options, d));
-  const float softcap = static_cast<float>(options.softcap);
-  const at::Tensor qc = q.contiguous();  // (B, Hq, 1, D): the rep query heads of kv head g are rows g·rep ...
-  const at::Tensor mask = visible.defined() ? visible.contiguous() : at::Tensor();
-  at::Tensor out = at::empty({batch, q_heads, 1, d}, q.options().dtype(at::kFloat));
-  const T* qp = qc.data_ptr<T>();
-  const T* kp = keys.data_ptr<T>();
-  const T* vp = values.data_ptr<T>();
-  const bool* mp = mask.defined() ? mask.data_ptr<bool>() : nullptr;
-  float* op = out.data_ptr<float>();
-  // keys/values are narrowed views of the cache: each head's S rows of D are contiguous.
-  const int64_t ks0 = keys.stride(0), ks1 = keys.stride(1), vs0 = values.stride(0), vs1 = values.stride(1);
+struct HeadRows {  // the rows of kv head g of batch b start at base + b·s0 + g·s1, d values each
+  const T* base;
+  int64_t s0, s1;
+  const T* at(int64_t b, int64_t g) const { return base + b * s0 + g * s1; }
+};
+
+// q: B·Hq rows of d (the rep query heads of kv head g are rows g·rep ...); `slots` keys and values per
+// (b, kv head); visible: one flag per slot, or null (all visible); out: B·Hq rows of d in fp32.
+template <typename T>
+void single_query_attention(const T* q, HeadRows<T> keys, HeadRows<T> values, const unsigned char* visible,
+                            int64_t batch, int64_t q_heads, int64_t kv_heads, int64_t slots, int64_t d, float scale,
+                            float softcap, float* out) {
+  const int64_t rep = q_heads / kv_heads;
   const int64_t grain = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, rep * slots * d));
   hot_parallel_for(0, batch * kv_heads, grain, [&](int64_t g0, int64_t g1) {
-    std::vector<float> scores(static_cast<size_t>(rep * slots));
+    thread_local std::vector<float> buffer;
+    if (buffer.size() < static_cast<size_t>(rep * slots)) buffer.resize(static_cast<size_t>(rep * slots));
+    float* scores = buffer.data();
     for (int64_t bg = g0; bg < g1; ++bg) {
       const int64_t b = bg / kv_heads, g = bg % kv_heads;
-      const T* kh = kp + b * ks0 + g * ks1;
-      const T* vh = vp + b * vs0 + g * vs1;
-      const T* qh = qp + (b * q_heads + g * rep) * d;
-      matvec_rows(kh, slots, d, qh, rep, scores.data(), slots);  // scores[r][s] = q_r · k_s
+      const T* qh = q + (b * q_heads + g * rep) * d;
+      matvec_rows(keys.at(b, g), slots, d, qh, rep, scores, slots);  // scores[r][s] = q_r · k_s
       for (int64_t r = 0; r < rep; ++r) {
-        float* p = scores.data() + r * slots;
+        float* p = scores + r * slots;
         float top = -std::numeric_limits<float>::infinity();
         for (int64_t s = 0; s < slots; ++s) {
           float x = p[s] * scale;
           if (softcap > 0) x = softcap * std::tanh(x / softcap);
-          if (mp != nullptr && !mp[s]) x = -std::numeric_limits<float>::infinity();
+          if (visible != nullptr && !visible[s]) x = -std::numeric_limits<float>::infinity();
           p[s] = x;
           top = std::max(top, x);
         }
@@ -158,11 +155,28 @@ at::Tensor attend_single_query_cpu(const at::Tensor& q, const at::Tensor& keys, 
         const float inv_total = 1.0f / total;
         for (int64_t s = 0; s < slots; ++s) p[s] *= inv_total;
       }
-      float* o = op + (b * q_heads + g * rep) * d;  // the rep query heads' outputs, one row each
+      float* o = out + (b * q_heads + g * rep) * d;  // the rep query heads' outputs, one row each
       std::fill(o, o + rep * d, 0.0f);
-      vecmat_rows(vh, slots, d, scores.data(), rep, slots, o);
+      vecmat_rows(values.at(b, g), slots, d, scores, rep, slots, o);
     }
   });
+}
+
+template <typename T>
+at::Tensor attend_single_query_cpu(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
+                                   const at::Tensor& visible, const AttentionOptions& options) {
+  const int64_t batch = q.size(0), q_heads = q.size(1), kv_heads = keys.size(1), slots = keys.size(2);
+  const int64_t d = q.size(3);
+  const at::Tensor qc = q.contiguous();
+  const at::Tensor mask = visible.defined() ? visible.contiguous() : at::Tensor();
+  at::Tensor out = at::empty({batch, q_heads, 1, d}, q.options().dtype(at::kFloat));
+  // keys/values are narrowed views of the cache: each head's S rows of D are contiguous.
+  single_query_attention<T>(qc.data_ptr<T>(), {keys.data_ptr<T>(), keys.stride(0), keys.stride(1)},
+                            {values.data_ptr<T>(), values.stride(0), values.stride(1)},
+                            mask.defined() ? reinterpret_cast<const unsigned char*>(mask.data_ptr<bool>()) : nullptr,
+                            batch, q_heads, kv_heads, slots, d,
+                            static_cast<float>(detail::attention_scale(options, d)),
+                            static_cast<float>(options.softcap), out.data_ptr<float>());
   return in_dtype(out, q.scalar_type());
 }
 
@@ -238,6 +252,51 @@ KVCache make_kv_cache(int64_t batch, int64_t kv_heads, int64_t head_dim, int64_t
   cache.positions = at::full({capacity}, -1, options.dtype(at::kLong));
   return cache;
 }
+
+template <typename T>
+bool attend_token_with_cache(KVCache& cache, const T* q, int64_t q_heads, const T* k_new, const T* v_new,
+                             const AttentionOptions& options, float* out) {
+  const at::Tensor& k = cache.k;
+  if (!k.defined() || !k.device().is_cpu() || k.scalar_type() != c10::CppTypeToScalarType<T>::value ||
+      k.size(0) != 1 || !k.is_contiguous() || !cache.v.is_contiguous() || !cache.positions.is_contiguous())
+    return false;
+  const int64_t kv_heads = k.size(1), d = k.size(3), window = options.window, start = cache.seen;
+  if (q_heads % kv_heads != 0 || (cache.capacity > 0 && (window < 1 || window > cache.capacity))) return false;
+  int64_t slot = start, first = 0, count = 0;  // the new token's slot; the slots attended: [first, first + count)
+  if (cache.capacity == 0) {  // growing cache: slot = position
+    reserve_slots(cache, start + 1);
+    first = window > 0 ? std::max<int64_t>(0, start - window + 1) : 0;
+    count = start + 1 - first;
+  } else {  // ring: every filled slot, in slot order
+    slot = start % cache.capacity;
+    count = std::min(start + 1, cache.capacity);
+  }
+  const int64_t slots = cache.k.size(2);
+  T* kp = cache.k.data_ptr<T>();
+  T* vp = cache.v.data_ptr<T>();
+  for (int64_t h = 0; h < kv_heads; ++h) {
+    std::memcpy(kp + (h * slots + slot) * d, k_new + h * d, static_cast<size_t>(d) * sizeof(T));
+    std::memcpy(vp + (h * slots + slot) * d, v_new + h * d, static_cast<size_t>(d) * sizeof(T));
+  }
+  int64_t* positions = cache.positions.data_ptr<int64_t>();
+  positions[slot] = start;
+  cache.seen = start + 1;
+  const unsigned char* visible = nullptr;  // a ring larger than the window also holds keys it no longer reaches
+  thread_local std::vector<unsigned char> flags;
+  if (cache.capacity > window && cache.capacity > 0) {
+    flags.resize(static_cast<size_t>(count));
+    for (int64_t s = 0; s < count; ++s) flags[s] = positions[s] > start - window;
+    visible = flags.data();
+  }
+  single_query_attention<T>(q, {kp + first * d, 0, slots * d}, {vp + first * d, 0, slots * d}, visible, 1, q_heads,
+                            kv_heads, count, d, static_cast<float>(detail::attention_scale(options, d)),
+                            static_cast<float>(options.softcap), out);
+  return true;
+}
+template bool attend_token_with_cache<float>(KVCache&, const float*, int64_t, const float*, const float*,
+                                             const AttentionOptions&, float*);
+template bool attend_token_with_cache<at::BFloat16>(KVCache&, const at::BFloat16*, int64_t, const at::BFloat16*,
+                                                    const at::BFloat16*, const AttentionOptions&, float*);
 
 at::Tensor attend_with_cache(KVCache& cache, const at::Tensor& q, const at::Tensor& k_new, const at::Tensor& v_new,
                              const AttentionOptions& options) {

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstring>
 #include <iterator>
+#include <numeric>
 #include <type_traits>
 #include <vector>
 
@@ -434,10 +435,6 @@ void run_kernel(const W* w, int64_t in, const float* x, int64_t rows, int64_t o0
 
 }  // namespace matvec_detail
 
-namespace {
-const uint16_t* bf16_bits(const at::Tensor& t) { return reinterpret_cast<const uint16_t*>(t.data_ptr<at::BFloat16>()); }
-}  // namespace
-
 bool matvec_applies(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
   if (!x.defined() || !weight.defined() || !x.device().is_cpu() || !weight.device().is_cpu()) return false;
   if (weight.dim() != 2 || x.dim() < 1 || x.size(-1) != weight.size(1) || !weight.is_contiguous()) return false;
@@ -452,41 +449,73 @@ bool matvec_applies(const at::Tensor& x, const at::Tensor& weight, const at::Ten
   return true;
 }
 
+namespace {
+
+// One parallel pass over the weights side by side: y (rows, Σ out_j) = x W_jᵀ. Output rows are split in
+// tasks of at least ~16 KiB of weights, so that small layers run on the calling thread alone, in whole
+// blocks of 4 rows, the kernels' unit.
+template <typename W, typename X>
+void group_pass(at::ArrayRef<const W*> weights, at::ArrayRef<int64_t> outs, int64_t in, const X* x, int64_t rows,
+                float* y) {
+  const size_t count = weights.size();
+  int64_t first[16];  // first[j]: weight j's first column of y
+  SWARMT_CHECK(count >= 1 && count < 16 && outs.size() == count, "matvec group: 1 to 15 weights, one size each");
+  first[0] = 0;
+  for (size_t j = 0; j < count; ++j) first[j + 1] = first[j] + outs[j];
+  const int64_t total = first[count];
+  const int64_t grain = (std::max<int64_t>(4, (16 << 10) / std::max<int64_t>(1, in * int64_t(sizeof(W)))) + 3) / 4 * 4;
+  hot_parallel_for(0, total, grain, [&](int64_t o0, int64_t o1) {
+    for (size_t j = 0; j < count; ++j) {  // the part of [o0, o1) that falls in weight j
+      const int64_t b = std::max(o0, first[j]), e = std::min(o1, first[j + 1]);
+      if (b < e) matvec_detail::run_kernel(weights[j], in, x, rows, b - first[j], e - first[j], y + first[j], total);
+    }
+  });
+}
+
+// x widened to fp32, in a buffer this thread keeps (decoding calls this per token).
+const float* widened(const at::BFloat16* x, int64_t n) {
+  thread_local std::vector<float> buffer;
+  if (buffer.size() < static_cast<size_t>(n)) buffer.resize(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) buffer[i] = static_cast<float>(x[i]);
+  return buffer.data();
+}
+
+}  // namespace
+
+void matvec_group_rows(at::ArrayRef<const float*> weights, at::ArrayRef<int64_t> outs, int64_t in, const float* x,
+                       int64_t rows, float* y) {
+  group_pass(weights, outs, in, x, rows, y);
+}
+
+void matvec_group_rows(at::ArrayRef<const at::BFloat16*> weights, at::ArrayRef<int64_t> outs, int64_t in,
+                       const at::BFloat16* x, int64_t rows, float* y) {
+  std::vector<const uint16_t*> bits;
+  bits.reserve(weights.size());
+  for (const auto* w : weights) bits.push_back(reinterpret_cast<const uint16_t*>(w));
+  if (matvec_detail::isa() == matvec_detail::Isa::Avx512Bf16)  // bf16 as the weights: the dot needs no widening
+    group_pass<uint16_t, uint16_t>(bits, outs, in, reinterpret_cast<const uint16_t*>(x), rows, y);
+  else
+    group_pass<uint16_t, float>(bits, outs, in, widened(x, rows * in), rows, y);
+}
+
 at::Tensor matvec_group_fp32(const at::Tensor& x, at::ArrayRef<at::Tensor> weights) {
-  using matvec_detail::Isa;
   SWARMT_CHECK(!weights.empty(), "matvec_group_fp32: no weights");
   for (const auto& w : weights)
     SWARMT_CHECK(matvec_applies(x, w, {}) && w.scalar_type() == weights[0].scalar_type(),
                  "matvec_group_fp32: arguments outside the matvec path");
   const int64_t in = weights[0].size(1), rows = x.numel() / in;
-  std::vector<int64_t> first{0};  // first[j]: weight j's first column of y
-  for (const auto& w : weights) first.push_back(first.back() + w.size(0));
-  const int64_t total = first.back();
-  at::Tensor y = at::empty({rows, total}, x.options().dtype(at::kFloat));
-  float* yp = y.data_ptr<float>();
-  // At least ~16 KiB of weights per task, so that small layers run on the calling thread alone; whole
-  // blocks of 4 rows, the kernels' unit.
-  const int64_t grain =
-      (std::max<int64_t>(4, (16 << 10) / std::max<int64_t>(1, in * weights[0].element_size())) + 3) / 4 * 4;
-  auto run = [&](auto weight_ptr, const auto* xp) {
-    hot_parallel_for(0, total, grain, [&](int64_t o0, int64_t o1) {
-      for (size_t j = 0; j < weights.size(); ++j) {  // the part of [o0, o1) that falls in weight j
-        const int64_t b = std::max(o0, first[j]), e = std::min(o1, first[j + 1]);
-        if (b < e)
-          matvec_detail::run_kernel(weight_ptr(weights[j]), in, xp, rows, b - first[j], e - first[j],
-                                    yp + first[j], total);
-      }
-    });
-  };
+  std::vector<int64_t> outs;
+  for (const auto& w : weights) outs.push_back(w.size(0));
+  at::Tensor y = at::empty({rows, std::accumulate(outs.begin(), outs.end(), int64_t{0})}, x.options().dtype(at::kFloat));
+  const at::Tensor xc = x.reshape({rows, in}).contiguous();
   if (weights[0].scalar_type() == at::kFloat) {
-    const at::Tensor xf = x.reshape({rows, in}).contiguous();
-    run([](const at::Tensor& w) { return w.data_ptr<float>(); }, xf.data_ptr<float>());
-  } else if (matvec_detail::isa() == Isa::Avx512Bf16) {
-    const at::Tensor xb = x.reshape({rows, in}).contiguous();  // bf16 as the weights: the dot needs no widening
-    run(bf16_bits, bf16_bits(xb));
+    std::vector<const float*> ws;
+    for (const auto& w : weights) ws.push_back(w.data_ptr<float>());
+    matvec_group_rows(ws, outs, in, xc.data_ptr<float>(), rows, y.data_ptr<float>());
   } else {
-    const at::Tensor xf = x.reshape({rows, in}).to(at::kFloat).contiguous();
-    run(bf16_bits, xf.data_ptr<float>());
+    std::vector<const at::BFloat16*> ws;
+    for (const auto& w : weights) ws.push_back(w.data_ptr<at::BFloat16>());
+    matvec_group_rows(ws, outs, in, xc.data_ptr<at::BFloat16>(), rows, y.data_ptr<float>());
   }
   return y;
 }
@@ -558,9 +587,7 @@ void matvec_rows(const at::BFloat16* w, int64_t out, int64_t in, const at::BFloa
   const auto* xb = reinterpret_cast<const uint16_t*>(x);
   if (matvec_detail::isa() == matvec_detail::Isa::Avx512Bf16)
     return matvec_detail::run_kernel(wb, in, xb, rows, 0, out, y, ldy);
-  std::vector<float> xf(static_cast<size_t>(rows * in));
-  for (size_t i = 0; i < xf.size(); ++i) xf[i] = static_cast<float>(x[i]);
-  matvec_detail::run_kernel(wb, in, xf.data(), rows, 0, out, y, ldy);
+  matvec_detail::run_kernel(wb, in, widened(x, rows * in), rows, 0, out, y, ldy);
 }
 
 namespace {

@@ -50,6 +50,13 @@ std::vector<at::Tensor> linear_group(const at::Tensor& x, at::ArrayRef<at::Tenso
 // (no bias), all of one dtype.
 at::Tensor matvec_group_fp32(const at::Tensor& x, at::ArrayRef<at::Tensor> weights);
 
+// matvec_group_fp32 on raw buffers: y (rows, Σ outs[j]) = x W_jᵀ for W_j (outs[j], in) row-major, in one
+// parallel pass with the same split (so the same sums) as matvec_group_fp32. At most 15 weights.
+void matvec_group_rows(at::ArrayRef<const float*> weights, at::ArrayRef<int64_t> outs, int64_t in, const float* x,
+                       int64_t rows, float* y);
+void matvec_group_rows(at::ArrayRef<const at::BFloat16*> weights, at::ArrayRef<int64_t> outs, int64_t in,
+                       const at::BFloat16* x, int64_t rows, float* y);
+
 // The kernels on raw row-major buffers, on the calling thread (for callers that split work their own
 // way): y[r * ldy + o] = Σ_i W[o * in + i] x[r * in + i] for o < out, r < rows, accumulated in fp32.
 void matvec_rows(const float* w, int64_t out, int64_t in, const float* x, int64_t rows, float* y, int64_t ldy);

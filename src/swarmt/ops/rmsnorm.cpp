@@ -2,8 +2,6 @@
 // autograd (a decode step) take one loop instead of eight ATen ops.
 #include "swarmt/ops/rmsnorm.h"
 
-#include <cmath>
-
 #include "swarmt/core/error.h"
 
 namespace swarmt::ops {
@@ -22,8 +20,7 @@ bool norm_loop_applies(const at::Tensor& x, const at::Tensor& weight) {
   return !at::GradMode::is_enabled() || (!x.requires_grad() && !(weight.defined() && weight.requires_grad()));
 }
 
-// The same rounding as the ATen ops below: normalised in fp32, then either cast to T and multiplied by
-// the weight cast to T (rounded again), or multiplied by the weight in fp32 and cast once.
+// The same rounding as the ATen ops below (rms_norm_row), row by row.
 template <typename T, typename W>
 at::Tensor rms_norm_loop(const at::Tensor& x, const at::Tensor& weight, double eps, bool cast_before_weight) {
   const int64_t d = x.size(-1), rows = x.numel() / d;
@@ -31,21 +28,7 @@ at::Tensor rms_norm_loop(const at::Tensor& x, const at::Tensor& weight, double e
   const T* xp = x.data_ptr<T>();
   const W* wp = weight.defined() ? weight.data_ptr<W>() : nullptr;
   T* yp = y.data_ptr<T>();
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* xr = xp + r * d;
-    double sum = 0;
-    for (int64_t i = 0; i < d; ++i) sum += static_cast<double>(xr[i]) * static_cast<double>(xr[i]);
-    const float inv = 1.0f / std::sqrt(static_cast<float>(sum / static_cast<double>(d)) + static_cast<float>(eps));
-    for (int64_t i = 0; i < d; ++i) {
-      const float normed = static_cast<float>(xr[i]) * inv;
-      if (wp == nullptr)
-        yp[r * d + i] = static_cast<T>(normed);
-      else if (cast_before_weight)
-        yp[r * d + i] = static_cast<T>(static_cast<float>(static_cast<T>(normed)) * static_cast<float>(static_cast<T>(wp[i])));
-      else
-        yp[r * d + i] = static_cast<T>(normed * static_cast<float>(wp[i]));
-    }
-  }
+  for (int64_t r = 0; r < rows; ++r) rms_norm_row(xp + r * d, d, wp, eps, cast_before_weight, yp + r * d);
   return y;
 }
 

@@ -113,7 +113,6 @@ at::Tensor apply_rope_loop(const at::Tensor& x, const at::Tensor& cos, const at:
   at::Tensor out = at::empty_like(xc);
   const T* xp = xc.data_ptr<T>();
   T* op = out.data_ptr<T>();
-  auto r = [](float v) { return static_cast<float>(static_cast<T>(v)); };
   std::vector<float> c(static_cast<size_t>(half)), s(static_cast<size_t>(half));
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t j = 0; j < length; ++j) {
@@ -122,14 +121,8 @@ at::Tensor apply_rope_loop(const at::Tensor& x, const at::Tensor& cos, const at:
         s[i] = static_cast<float>(table_value<T>(sin, b, j, i));
       }
       for (int64_t h = 0; h < heads; ++h) {
-        const T* xr = xp + ((b * heads + h) * length + j) * d;
-        T* orow = op + ((b * heads + h) * length + j) * d;
-        for (int64_t i = 0; i < half; ++i) {
-          const float x1 = static_cast<float>(xr[i]), x2 = static_cast<float>(xr[half + i]);
-          orow[i] = static_cast<T>(r(x1 * c[i]) - r(x2 * s[i]));
-          orow[half + i] = static_cast<T>(r(x2 * c[i]) + r(x1 * s[i]));
-        }
-        for (int64_t i = 2 * half; i < d; ++i) orow[i] = xr[i];  // partial rotary: the rest passes through
+        const int64_t row = ((b * heads + h) * length + j) * d;
+        rope_rotate_row(xp + row, d, half, c.data(), s.data(), op + row);
       }
     }
   return out;

@@ -9,6 +9,8 @@
 
 #include <ATen/ATen.h>
 
+#include <cmath>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -34,5 +36,32 @@ std::pair<at::Tensor, at::Tensor> rope_cos_sin(const at::Tensor& positions, cons
 
 // Applies the rotation to x: (B, H, N, D) with tables (N, D/2) or (B, N, D/2). Differentiable.
 at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
+
+// ---- Decode steps on raw buffers, rounded as rope_cos_sin and apply_rope round in dtype T.
+
+// The tables of one position: c[i] = cos(p θ_i), s[i] = sin(p θ_i) for i < half, the angle in fp64, each
+// value cast to T (as rope_cos_sin casts it) and held in fp32.
+template <typename T>
+void rope_table_row(int64_t position, const double* inv_freq, int64_t half, float* c, float* s) {
+  for (int64_t i = 0; i < half; ++i) {
+    const double angle = static_cast<double>(position) * inv_freq[i];
+    c[i] = static_cast<float>(static_cast<T>(std::cos(angle)));
+    s[i] = static_cast<float>(static_cast<T>(std::sin(angle)));
+  }
+}
+
+// One row of d values: x1' = x1 c − x2 s, x2' = x2 c + x1 s, each product and sum rounded to T as the ATen
+// ops round them; dimensions past 2·half pass through. out may be x.
+template <typename T>
+void rope_rotate_row(const T* x, int64_t d, int64_t half, const float* c, const float* s, T* out) {
+  auto r = [](float v) { return static_cast<float>(static_cast<T>(v)); };
+  for (int64_t i = 0; i < half; ++i) {
+    const float x1 = static_cast<float>(x[i]), x2 = static_cast<float>(x[half + i]);
+    out[i] = static_cast<T>(r(x1 * c[i]) - r(x2 * s[i]));
+    out[half + i] = static_cast<T>(r(x2 * c[i]) + r(x1 * s[i]));
+  }
+  if (out != x)
+    for (int64_t i = 2 * half; i < d; ++i) out[i] = x[i];
+}
 
 }  // namespace swarmt::ops
