@@ -180,6 +180,13 @@ TEST(BenchCli, memory_reports_bandwidth_and_matvec_rates) {
   auto bad = testing::run_swarmt("bench memory --mib 1");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--mib"), std::string::npos) << bad.err;
+  // --isa times a lower kernel level (every CPU has the portable one); an unknown level is refused.
+  auto portable = testing::run_swarmt("-q bench memory --mib 64 --isa portable --json");
+  ASSERT_EQ(portable.exit_code, 0) << portable.err;
+  EXPECT_EQ(Json::parse(portable.out).at("matvec_isa").get<std::string>(), "portable");
+  auto unknown = testing::run_swarmt("bench memory --mib 64 --isa sse9");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("--isa"), std::string::npos) << unknown.err;
 }
 
 TEST(BenchCli, kernels_json_has_one_object_per_kernel_length_and_recurrent_chunk_size) {
@@ -189,11 +196,13 @@ TEST(BenchCli, kernels_json_has_one_object_per_kernel_length_and_recurrent_chunk
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::ifstream f(tmp.file("k.json"));
   const Json j = Json::parse(f);
-  EXPECT_GT(j.at("gemm_gflops").get<double>(), 0);
+  for (const char* field : {"gemm_gflops", "fma_peak_gflops", "read_gb_s"})
+    EXPECT_GT(j.at(field).get<double>(), 0) << field;
   ASSERT_EQ(j.at("results").size(), 12u);  // 2 lengths x (swa, full, 2 chunks of mlstm, 2 of gdn)
   std::map<std::string, std::set<int64_t>> chunks;
   for (const auto& row : j.at("results")) {
-    for (const char* field : {"kernel", "n", "window", "chunk", "fwd_ms", "fwdbwd_ms", "gflops", "peak_mb"})
+    for (const char* field : {"kernel", "n", "window", "chunk", "fwd_ms", "fwdbwd_ms", "gflops", "gb_s",
+                              "fma_peak_fraction", "read_fraction", "peak_mb"})
       EXPECT_TRUE(row.contains(field)) << field << " missing in " << row.dump();
     EXPECT_GT(row.at("fwdbwd_ms").get<double>(), 0);
     chunks[row.at("kernel").get<std::string>()].insert(row.at("chunk").get<int64_t>());
@@ -207,6 +216,44 @@ TEST(BenchCli, kernels_json_has_one_object_per_kernel_length_and_recurrent_chunk
   auto bad = testing::run_swarmt("bench kernels --kernels flash");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("flash"), std::string::npos) << bad.err;
+}
+
+// Shape options reach every case (the peers' shapes differ from the defaults) and are recorded in the
+// JSON; values outside 1..4096 are refused naming the option.
+TEST(BenchCli, kernels_run_at_the_shapes_given_on_the_command_line) {
+  testing::TempDir tmp;
+  auto r = testing::run_swarmt("-q bench kernels --lengths 128 --kernels swa,mlstm --heads 2 --dqk 16 --dv 24 "
+                               "--window 32 --chunk 16 --seconds 0.01 --json " + tmp.file("k.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream f(tmp.file("k.json"));
+  const Json j = Json::parse(f);
+  const Json& shapes = j.at("shapes");
+  EXPECT_EQ(shapes.at("attention_heads").get<int64_t>(), 2);
+  EXPECT_EQ(shapes.at("attention_dim").get<int64_t>(), 16);
+  EXPECT_EQ(shapes.at("mlstm_qk").get<int64_t>(), 16);
+  EXPECT_EQ(shapes.at("mlstm_v").get<int64_t>(), 24);
+  ASSERT_EQ(j.at("results").size(), 2u);
+  EXPECT_EQ(j.at("results")[0].at("window").get<int64_t>(), 32);
+  EXPECT_EQ(j.at("results")[1].at("chunk").get<int64_t>(), 16);
+  for (const std::string bad : {"--heads -1", "--dqk 5000", "--window -3"}) {
+    auto refused = testing::run_swarmt("bench kernels --kernels swa " + bad);
+    EXPECT_EQ(refused.exit_code, 2) << bad;
+    EXPECT_NE(refused.err.find(bad.substr(0, bad.find(' '))), std::string::npos) << refused.err;
+  }
+}
+
+// bench peak reports the FMA peak, the GEMM rate and the read bandwidth; the bf16 dot peak is 0 exactly
+// when the CPU has no AVX-512 BF16. A non-positive time is refused naming the option.
+TEST(BenchCli, peak_reports_the_machines_ceilings) {
+  auto r = testing::run_swarmt("-q bench peak --seconds 0.05 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  for (const char* field : {"fp32_fma_gflops", "fp32_gemm_gflops", "read_gb_s"})
+    EXPECT_GT(j.at(field).get<double>(), 0.0) << field;
+  EXPECT_EQ(j.at("bf16_dot_gflops").get<double>() > 0, j.at("isa").get<std::string>() == "avx512-bf16");
+  auto bad = testing::run_swarmt("bench peak --seconds 0");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--seconds"), std::string::npos) << bad.err;
 }
 
 }  // namespace

@@ -130,6 +130,7 @@ void register_bench(CLI::App& app, const GlobalOptions& globals, CommandList& co
   register_bench_gemm(*bench, globals, commands);
   register_bench_kernels(*bench, globals, commands);
   register_bench_memory(*bench, globals, commands);
+  register_bench_peak(*bench, globals, commands);
 }
 
 }  // namespace swarmt::cli

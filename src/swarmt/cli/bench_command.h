@@ -13,6 +13,9 @@ void register_bench_gemm(CLI::App& bench, const GlobalOptions& globals, CommandL
 // `swarmt bench memory`: memory read bandwidth and the decode kernels' rate.
 void register_bench_memory(CLI::App& bench, const GlobalOptions& globals, CommandList& commands);
 
+// `swarmt bench peak`: the machine's FMA / bf16 dot / GEMM peaks and read bandwidth, measured now.
+void register_bench_peak(CLI::App& bench, const GlobalOptions& globals, CommandList& commands);
+
 // `swarmt bench kernels`: sequence-mixing kernels (SWA, full attention, mLSTM, GDN) against N.
 void register_bench_kernels(CLI::App& bench, const GlobalOptions& globals, CommandList& commands);
 

@@ -2,15 +2,19 @@
 // rate measured in the same run.
 //
 //   swarmt bench kernels [--lengths 1k,4k,16k,64k] [--kernels swa,full,mlstm,gdn] [--max-full 16k]
-//                        [--chunks 64] [--json FILE]
+//                        [--chunks 64] [--heads H] [--dqk D] [--dv D] [--window W] [--json FILE]
 //
-// Shapes (batch 1, fp32): attention H = 8, D = 64 (SWA window 128, block 64); mLSTM H = 4, Dqk = 128,
-// Dv = 256; Gated DeltaNet H = 4, Dk = Dv = 128; the recurrent kernels at every chunk size of --chunks
-// (the trade-off between small per-chunk products and the quadratic intra-chunk work). Per (kernel, N): forward and forward+backward
-// milliseconds (best of up to 5 runs after a warm-up, within about a second), GFLOP/s of forward+backward
-// counting only the FLOPs the algorithm needs (ops/flops.h, ops/recurrent_flops.h), and the peak memory
-// the case added to the process. Each case runs in its own child process (this executable, re-run with
-// --case), so peak RSS is the case's own and nothing freed by an earlier case is counted or hidden.
+// Shapes (batch 1, fp32), unless given: attention H = 8, D = 64 (--dqk; SWA window 128, block 64); mLSTM
+// H = 4, Dqk = 128, Dv = 256; Gated DeltaNet H = 4, Dk = 128, Dv = 128; the recurrent kernels at every
+// chunk size of --chunks (the trade-off between small per-chunk products and the quadratic intra-chunk
+// work). Per (kernel, N): forward and forward+backward milliseconds (best of up to 5 runs after a
+// warm-up, within about a second); GFLOP/s of forward+backward counting only the FLOPs the algorithm
+// needs (ops/flops.h, ops/recurrent_flops.h), as a fraction of the fp32 FMA peak and of the GEMM rate
+// measured at the start of the same run; GB/s of the bytes it must move at least (every input and output
+// once; backward: the inputs again, the output's gradient and the inputs' gradients) as a fraction of the
+// read bandwidth measured then; and the peak memory the case added to the process. Each case runs in its
+// own child process (this executable, re-run with --case), so peak RSS is the case's own and nothing
+// freed by an earlier case is counted or hidden.
 #include <sys/wait.h>
 
 #include <chrono>
@@ -26,18 +30,17 @@
 #include "swarmt/core/json.h"
 #include "swarmt/core/memory_usage.h"
 #include "swarmt/ops/attention.h"
+#include "swarmt/ops/compute_peak.h"
 #include "swarmt/ops/flops.h"
 #include "swarmt/ops/gated_delta.h"
 #include "swarmt/ops/gemm_rate.h"
+#include "swarmt/ops/memory_bandwidth.h"
 #include "swarmt/ops/mlstm.h"
 #include "swarmt/ops/recurrent_flops.h"
 #include "swarmt/report/markdown_table.h"
 
 namespace swarmt::cli {
 namespace {
-
-constexpr int64_t kAttentionHeads = 8, kAttentionDim = 64, kWindow = 128;
-constexpr int64_t kRecurrentHeads = 4, kMlstmQk = 128, kMlstmV = 256, kGdnDim = 128;
 
 struct KernelsOptions {
   std::string lengths = "1k,4k,16k,64k";
@@ -48,7 +51,36 @@ struct KernelsOptions {
   std::string one_case;  // internal: "kernel:n:chunk", run by the child process
   double seconds = 1.0;
   bool quiet = false;
+  int64_t heads = 0, dqk = 0, dv = 0, window = 0;  // 0: each kernel's default shape
 };
+
+// The shapes of one run: the defaults above where an option is 0.
+struct KernelShapes {
+  int64_t attention_heads, attention_dim, window;
+  int64_t mlstm_heads, mlstm_qk, mlstm_v;
+  int64_t gdn_heads, gdn_k, gdn_v;
+};
+
+KernelShapes shapes_of(const KernelsOptions& o) {
+  auto pick = [](int64_t given, int64_t fallback) { return given > 0 ? given : fallback; };
+  return {pick(o.heads, 8), pick(o.dqk, 64),  pick(o.window, 128), pick(o.heads, 4), pick(o.dqk, 128),
+          pick(o.dv, 256),  pick(o.heads, 4), pick(o.dqk, 128),    pick(o.dv, 128)};
+}
+
+void check_shape_options(const KernelsOptions& o) {
+  for (const auto& [name, value] : {std::pair<const char*, int64_t>{"--heads", o.heads}, {"--dqk", o.dqk},
+                                    {"--dv", o.dv}, {"--window", o.window}})
+    SWARMT_CHECK_INPUT(value >= 0 && value <= 4096, name, " must be in 1..4096 (0: the default), got ", value);
+}
+
+// Bytes of fp32 values a kernel must move at least: each input and output once (fwd); the backward
+// reads the inputs and the output's gradient again and writes the inputs' gradients.
+struct KernelBytes {
+  double forward = 0, total = 0;
+};
+KernelBytes min_bytes(double input_values, double output_values) {
+  return {4.0 * (input_values + output_values), 4.0 * (input_values + output_values + 2 * input_values + output_values)};
+}
 
 // Milliseconds of `f`: best of up to 5 runs after one warm-up, stopping once `seconds` have been spent.
 template <typename F>
@@ -67,19 +99,21 @@ double time_ms(F&& f, double seconds) {
 
 struct CaseResult {
   double fwd_ms = 0, fwdbwd_ms = 0, flops_fwd = 0, flops_total = 0;
+  KernelBytes bytes;
 };
 
 void clear_grads(std::initializer_list<at::Tensor*> tensors) {
   for (at::Tensor* t : tensors) t->mutable_grad().reset();
 }
 
-CaseResult run_attention(int64_t n, int64_t window, double seconds) {
+CaseResult run_attention(int64_t n, int64_t window, const KernelShapes& s, double seconds) {
+  const int64_t heads = s.attention_heads, dim = s.attention_dim;
   ops::AttentionOptions options;
   options.window = window;
-  auto q = at::randn({1, kAttentionHeads, n, kAttentionDim}).requires_grad_(true);
-  auto k = at::randn({1, kAttentionHeads, n, kAttentionDim}).requires_grad_(true);
-  auto v = at::randn({1, kAttentionHeads, n, kAttentionDim}).requires_grad_(true);
-  auto upstream = at::randn({1, kAttentionHeads, n, kAttentionDim});
+  auto q = at::randn({1, heads, n, dim}).requires_grad_(true);
+  auto k = at::randn({1, heads, n, dim}).requires_grad_(true);
+  auto v = at::randn({1, heads, n, dim}).requires_grad_(true);
+  auto upstream = at::randn({1, heads, n, dim});
   CaseResult r;
   r.fwd_ms = time_ms([&] {
     at::NoGradGuard no_grad;
@@ -89,20 +123,22 @@ CaseResult run_attention(int64_t n, int64_t window, double seconds) {
     ops::causal_attention(q, k, v, options).backward(upstream);
     clear_grads({&q, &k, &v});
   }, seconds);
-  r.flops_fwd = ops::attention_forward_flops(1, kAttentionHeads, n, n, kAttentionDim, window);
-  r.flops_total = r.flops_fwd + ops::attention_backward_flops(1, kAttentionHeads, n, n, kAttentionDim, window);
+  r.flops_fwd = ops::attention_forward_flops(1, heads, n, n, dim, window);
+  r.flops_total = r.flops_fwd + ops::attention_backward_flops(1, heads, n, n, dim, window);
+  r.bytes = min_bytes(3.0 * heads * n * dim, 1.0 * heads * n * dim);
   return r;
 }
 
-CaseResult run_mlstm(int64_t n, int64_t chunk, double seconds) {
+CaseResult run_mlstm(int64_t n, int64_t chunk, const KernelShapes& s, double seconds) {
+  const int64_t heads = s.mlstm_heads, qk = s.mlstm_qk, vd = s.mlstm_v;
   ops::MLSTMOptions options;
   options.chunk_size = chunk;
-  auto q = at::randn({1, kRecurrentHeads, n, kMlstmQk}).requires_grad_(true);
-  auto k = at::randn({1, kRecurrentHeads, n, kMlstmQk}).requires_grad_(true);
-  auto v = at::randn({1, kRecurrentHeads, n, kMlstmV}).requires_grad_(true);
-  auto ig = at::randn({1, kRecurrentHeads, n}).requires_grad_(true);
-  auto fg = (at::randn({1, kRecurrentHeads, n}) + 3.0).requires_grad_(true);
-  auto upstream = at::randn({1, kRecurrentHeads, n, kMlstmV});
+  auto q = at::randn({1, heads, n, qk}).requires_grad_(true);
+  auto k = at::randn({1, heads, n, qk}).requires_grad_(true);
+  auto v = at::randn({1, heads, n, vd}).requires_grad_(true);
+  auto ig = at::randn({1, heads, n}).requires_grad_(true);
+  auto fg = (at::randn({1, heads, n}) + 3.0).requires_grad_(true);
+  auto upstream = at::randn({1, heads, n, vd});
   CaseResult r;
   r.fwd_ms = time_ms([&] {
     at::NoGradGuard no_grad;
@@ -112,22 +148,24 @@ CaseResult run_mlstm(int64_t n, int64_t chunk, double seconds) {
     ops::mlstm_chunkwise(q, k, v, ig, fg, std::nullopt, options).first.backward(upstream);
     clear_grads({&q, &k, &v, &ig, &fg});
   }, seconds);
-  const auto flops = ops::mlstm_chunkwise_flops(1, kRecurrentHeads, n, kMlstmQk, kMlstmV, chunk);
+  const auto flops = ops::mlstm_chunkwise_flops(1, heads, n, qk, vd, chunk);
   r.flops_fwd = flops.forward;
   r.flops_total = flops.total();
+  r.bytes = min_bytes(1.0 * heads * n * (2 * qk + vd + 2), 1.0 * heads * n * vd);
   return r;
 }
 
-CaseResult run_gdn(int64_t n, int64_t chunk, double seconds) {
+CaseResult run_gdn(int64_t n, int64_t chunk, const KernelShapes& s, double seconds) {
+  const int64_t heads = s.gdn_heads, dk = s.gdn_k, dv = s.gdn_v;
   ops::GatedDeltaOptions options;
   options.chunk_size = chunk;
   auto unit = [](const at::Tensor& x) { return x / at::sqrt((x * x).sum(-1, true) + 1e-6); };
-  auto q = unit(at::randn({1, kRecurrentHeads, n, kGdnDim})).requires_grad_(true);
-  auto k = unit(at::randn({1, kRecurrentHeads, n, kGdnDim})).requires_grad_(true);
-  auto v = at::randn({1, kRecurrentHeads, n, kGdnDim}).requires_grad_(true);
-  auto beta = at::sigmoid(at::randn({1, kRecurrentHeads, n})).requires_grad_(true);
-  auto g = (-at::softplus(at::randn({1, kRecurrentHeads, n})) * 0.1).requires_grad_(true);
-  auto upstream = at::randn({1, kRecurrentHeads, n, kGdnDim});
+  auto q = unit(at::randn({1, heads, n, dk})).requires_grad_(true);
+  auto k = unit(at::randn({1, heads, n, dk})).requires_grad_(true);
+  auto v = at::randn({1, heads, n, dv}).requires_grad_(true);
+  auto beta = at::sigmoid(at::randn({1, heads, n})).requires_grad_(true);
+  auto g = (-at::softplus(at::randn({1, heads, n})) * 0.1).requires_grad_(true);
+  auto upstream = at::randn({1, heads, n, dv});
   CaseResult r;
   r.fwd_ms = time_ms([&] {
     at::NoGradGuard no_grad;
@@ -137,16 +175,17 @@ CaseResult run_gdn(int64_t n, int64_t chunk, double seconds) {
     ops::gated_delta_chunkwise(q, k, v, beta, g, std::nullopt, options).first.backward(upstream);
     clear_grads({&q, &k, &v, &beta, &g});
   }, seconds);
-  const auto flops = ops::gated_delta_chunkwise_flops(1, kRecurrentHeads, n, kGdnDim, kGdnDim, chunk);
+  const auto flops = ops::gated_delta_chunkwise_flops(1, heads, n, dk, dv, chunk);
   r.flops_fwd = flops.forward;
   r.flops_total = flops.total();
+  r.bytes = min_bytes(1.0 * heads * n * (2 * dk + dv + 2), 1.0 * heads * n * dv);
   return r;
 }
 
 bool is_recurrent(const std::string& kernel) { return kernel == "mlstm" || kernel == "gdn"; }
 
 // The child: one case, one JSON line on stdout.
-int run_one_case(const std::string& spec, double seconds) {
+int run_one_case(const std::string& spec, const KernelShapes& shapes, double seconds) {
   const auto first = spec.find(':'), second = spec.rfind(':');
   SWARMT_CHECK_INPUT(first != std::string::npos && second > first && second + 1 < spec.size(),
                      "--case: expected KERNEL:N:CHUNK, got '", spec, "'");
@@ -160,34 +199,38 @@ int run_one_case(const std::string& spec, double seconds) {
   const int64_t baseline = current_rss_bytes();
   reset_peak_rss();
   CaseResult r;
-  if (kernel == "swa") r = run_attention(n, kWindow, seconds);
-  else if (kernel == "full") r = run_attention(n, 0, seconds);
-  else if (kernel == "mlstm") r = run_mlstm(n, chunk, seconds);
-  else if (kernel == "gdn") r = run_gdn(n, chunk, seconds);
+  if (kernel == "swa") r = run_attention(n, shapes.window, shapes, seconds);
+  else if (kernel == "full") r = run_attention(n, 0, shapes, seconds);
+  else if (kernel == "mlstm") r = run_mlstm(n, chunk, shapes, seconds);
+  else if (kernel == "gdn") r = run_gdn(n, chunk, shapes, seconds);
   else throw_input_error("--kernels: unknown kernel '", kernel, "' (swa, full, mlstm, gdn)");
   const double peak_mb = static_cast<double>(peak_rss_since_reset_bytes() - baseline) / (1024.0 * 1024.0);
   Json out{{"kernel", kernel},
            {"n", n},
-           {"window", kernel == "swa" ? kWindow : 0},
+           {"window", kernel == "swa" ? shapes.window : 0},
            {"chunk", is_recurrent(kernel) ? chunk : 0},
            {"fwd_ms", r.fwd_ms},
            {"fwdbwd_ms", r.fwdbwd_ms},
            {"fwd_gflops", r.flops_fwd / (r.fwd_ms * 1e-3) / 1e9},
            {"gflops", r.flops_total / (r.fwdbwd_ms * 1e-3) / 1e9},
+           {"gb_s", r.bytes.total / (r.fwdbwd_ms * 1e-3) / 1e9},
            {"peak_mb", peak_mb}};
   std::cout << out.dump() << std::endl;
   return 0;
 }
 
 // Runs `swarmt bench kernels --case K:N:L` in a fresh process and parses its one JSON line.
-Json run_child(const std::string& kernel, int64_t n, int64_t chunk, double seconds) {
-  return run_self_for_json(str_cat("-q bench kernels --case ", kernel, ":", n, ":", chunk, " --seconds ", seconds),
+Json run_child(const std::string& kernel, int64_t n, int64_t chunk, const KernelsOptions& o) {
+  return run_self_for_json(str_cat("-q bench kernels --case ", kernel, ":", n, ":", chunk, " --seconds ", o.seconds,
+                                   " --heads ", o.heads, " --dqk ", o.dqk, " --dv ", o.dv, " --window ", o.window),
                            str_cat("bench kernels: the case ", kernel, ":", n, ":", chunk));
 }
 
 int run_kernels(const KernelsOptions& o) {
   SWARMT_CHECK_INPUT(o.seconds > 0 && o.seconds <= 600, "--seconds must be in (0, 600]");
-  if (!o.one_case.empty()) return run_one_case(o.one_case, o.seconds);
+  check_shape_options(o);
+  const KernelShapes shapes = shapes_of(o);
+  if (!o.one_case.empty()) return run_one_case(o.one_case, shapes, o.seconds);
   const std::vector<int64_t> lengths = parse_lengths(o.lengths, "--lengths");
   const auto kernels = split_list(o.kernels);
   for (const auto& k : kernels)
@@ -199,9 +242,14 @@ int run_kernels(const KernelsOptions& o) {
     SWARMT_CHECK_INPUT(c >= 1 && c <= 1024, "--chunks: a chunk size must be in [1, 1024], got ", c);
 
   const double gemm = measure_gemm_gflops(2048, 1.0);
-  if (!o.quiet) std::cerr << "fp32 GEMM: " << format_fixed(gemm, 1) << " GFLOP/s (" << at::get_num_threads() << " threads)\n";
+  const double fma = ops::measure_compute_peak(at::get_num_threads(), 0.5).fp32_fma_gflops;
+  const double read = measure_read_bandwidth(int64_t(512) << 20);
+  if (!o.quiet)
+    std::cerr << "fp32 FMA peak " << format_fixed(fma, 1) << " GFLOP/s, GEMM " << format_fixed(gemm, 1)
+              << " GFLOP/s, read " << format_fixed(read, 1) << " GB/s (" << at::get_num_threads() << " threads)\n";
   Json results = Json::array();
-  MarkdownTable table({"kernel", "N", "chunk", "fwd ms", "fwd+bwd ms", "GFLOP/s", "% of GEMM", "peak MB"});
+  MarkdownTable table({"kernel", "N", "chunk", "fwd ms", "fwd+bwd ms", "GFLOP/s", "% of FMA peak", "% of GEMM",
+                       "GB/s", "% of read", "peak MB"});
   for (const auto& kernel : kernels) {
     for (int64_t n : lengths) {
       if (kernel == "full" && n > max_full) {
@@ -211,19 +259,30 @@ int run_kernels(const KernelsOptions& o) {
       for (int64_t chunk : is_recurrent(kernel) ? chunks : std::vector<int64_t>{0}) {
         if (!o.quiet) std::cerr << "running " << kernel << " N = " << n << (chunk ? str_cat(" chunk ", chunk) : "")
                                 << " ..." << std::endl;
-        Json r = run_child(kernel, n, chunk, o.seconds);
+        Json r = run_child(kernel, n, chunk, o);
+        const double g = r["gflops"].get<double>(), gb = r["gb_s"].get<double>();
+        r["fma_peak_fraction"] = g / fma;
+        r["read_fraction"] = gb / read;
         results.push_back(r);
-        const double g = r["gflops"].get<double>();
         table.add_row({kernel, std::to_string(n), chunk ? std::to_string(chunk) : "-",
                        format_fixed(r["fwd_ms"].get<double>(), 2), format_fixed(r["fwdbwd_ms"].get<double>(), 2),
-                       format_fixed(g, 1), format_fixed(100.0 * g / gemm, 1),
+                       format_fixed(g, 1), format_fixed(100.0 * g / fma, 1), format_fixed(100.0 * g / gemm, 1),
+                       format_fixed(gb, 1), format_fixed(100.0 * gb / read, 1),
                        format_fixed(r["peak_mb"].get<double>(), 1)});
       }
     }
   }
   std::cout << table.render();
   if (!o.json_out.empty()) {
-    Json out{{"gemm_gflops", gemm}, {"threads", at::get_num_threads()}, {"results", results}};
+    Json out{{"gemm_gflops", gemm},
+             {"fma_peak_gflops", fma},
+             {"read_gb_s", read},
+             {"threads", at::get_num_threads()},
+             {"shapes", {{"attention_heads", shapes.attention_heads}, {"attention_dim", shapes.attention_dim},
+                         {"window", shapes.window}, {"mlstm_heads", shapes.mlstm_heads}, {"mlstm_qk", shapes.mlstm_qk},
+                         {"mlstm_v", shapes.mlstm_v}, {"gdn_heads", shapes.gdn_heads}, {"gdn_k", shapes.gdn_k},
+                         {"gdn_v", shapes.gdn_v}}},
+             {"results", results}};
     std::ofstream f(o.json_out);
     SWARMT_CHECK_INPUT(f.good(), o.json_out, ": cannot write");
     f << out.dump(2) << "\n";
@@ -241,8 +300,13 @@ void register_bench_kernels(CLI::App& bench, const GlobalOptions& globals, Comma
   cmd->add_option("--lengths", o->lengths, "Sequence lengths")->capture_default_str();
   cmd->add_option("--kernels", o->kernels, "Kernels to run")->capture_default_str();
   cmd->add_option("--max-full", o->max_full, "Longest N for full (quadratic) attention")->capture_default_str();
-  cmd->add_option("--chunks", o->chunks, "Chunk sizes of the recurrent kernels (mlstm, gdn), each its own case")
+  cmd->add_option("--chunks,--chunk", o->chunks,
+                  "Chunk sizes of the recurrent kernels (mlstm, gdn), each its own case")
       ->capture_default_str();
+  cmd->add_option("--heads", o->heads, "Heads of every kernel (default: attention 8, mlstm and gdn 4)");
+  cmd->add_option("--dqk", o->dqk, "Query/key head dim (default: attention 64, mlstm and gdn 128)");
+  cmd->add_option("--dv", o->dv, "Value head dim of mlstm and gdn (default: mlstm 256, gdn 128)");
+  cmd->add_option("--window", o->window, "Window of swa (default 128)");
   cmd->add_option("--seconds", o->seconds, "Time budget per measurement")->capture_default_str();
   cmd->add_option("--json", o->json_out, "Also write the results as JSON to this file");
   cmd->add_option("--case", o->one_case, "(internal) run one KERNEL:N:CHUNK case and print it as JSON")->group("");

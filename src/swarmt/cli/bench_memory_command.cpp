@@ -1,6 +1,6 @@
 // `swarmt bench memory`: the bound of decoding and how close the decode kernels come to it.
 //
-//   swarmt bench memory [--mib M] [--json]
+//   swarmt bench memory [--mib M] [--isa LEVEL] [--json]
 // Memory read bandwidth (GB/s, ATen's intra-op threads), and the rate at which the matrix-vector kernels
 // of decoding (ops/matvec.h) read an M MiB weight matrix of 960 columns, in fp32 and bf16: a model of W
 // bytes of weights cannot decode faster than bandwidth / W tokens per second.
@@ -21,6 +21,7 @@ namespace {
 struct BenchMemoryOptions {
   int mib = 1024;
   bool json = false;
+  std::string isa;  // empty: the CPU's best kernel level
 };
 
 // GB/s of matvec_linear over a weight matrix of about `bytes` bytes: best of 5 after one warm-up.
@@ -43,6 +44,9 @@ double matvec_rate(int64_t bytes, at::ScalarType dtype) {
 int run_bench_memory(const BenchMemoryOptions& o) {
   SWARMT_CHECK_INPUT(o.mib >= 64 && o.mib <= 65536, "--mib must be 64..65536 (a buffer far larger than the caches), got ",
                      o.mib);
+  SWARMT_CHECK_INPUT(o.isa.empty() || ops::set_matvec_isa(o.isa), "--isa: '", o.isa,
+                     "' is not a kernel level this CPU has (avx512-bf16, avx512, avx2, portable; best here: ",
+                     ops::matvec_isa(), ")");
   const int64_t bytes = int64_t(o.mib) << 20;
   Json j = {{"threads", at::get_num_threads()},
             {"mib", o.mib},
@@ -69,6 +73,7 @@ void register_bench_memory(CLI::App& bench, const GlobalOptions& globals, Comman
   CLI::App* cmd = bench.add_subcommand("memory", "Memory read bandwidth and the decode kernels' rate (GB/s)");
   cmd->add_option("--mib", opts->mib, "Buffer size in MiB")->capture_default_str();
   cmd->add_flag("--json", opts->json, "Machine-readable output");
+  cmd->add_option("--isa", opts->isa, "Kernel level of the matvec rates (default: the CPU's best)");
   commands.push_back({cmd, [opts]() { return run_bench_memory(*opts); }});
 }
 
