@@ -75,6 +75,15 @@ inline void prefetch_rows_ahead(const void* block, int64_t row_bytes, int64_t ro
   for (int64_t off = 0; off < bytes; off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
 }
 
+// A thread reading one run of consecutive rows is one stream for the hardware prefetcher, which then
+// leaves memory idle between its requests (a single stream reads ~17 GB/s where four read 26-37 on the
+// same machine). A kernel's range of 4-row blocks is therefore split into `streams` equal runs visited in
+// turn, block by block; each row's sum is unchanged (same blocks, same kernel). Short ranges and short
+// rows (the KV cache, prefetched by hand) keep one run.
+inline int64_t stream_count(int64_t blocks, int64_t row_bytes) {
+  return row_bytes > kShortRowBytes && blocks >= 32 ? 4 : 1;
+}
+
 // --- AVX-512: 16 lanes -----------------------------------------------------------------------------
 
 SWARMT_TARGET_AVX512 inline __m512 load16(const float* p) { return _mm512_loadu_ps(p); }
@@ -216,16 +225,21 @@ SWARMT_TARGET_AVX512BF16 float bf16dot_row(const uint16_t* w, int64_t in, const 
 
 SWARMT_TARGET_AVX512BF16 void bf16dot_kernel(const uint16_t* w, int64_t in, const uint16_t* x, int64_t rows,
                                              int64_t o0, int64_t o1, float* y, int64_t ldy) {
-  int64_t o = o0;
   float out[4];
-  for (; o + 4 <= o1; o += 4) {
+  auto block = [&](int64_t o) {  // rows o .. o + 3
     const uint16_t* wo = w + o * in;
     prefetch_rows_ahead(wo, in * 2, o1 - o);
     for (int64_t r = 0; r < rows; ++r) {
       bf16dot_rows4(wo, wo + in, wo + 2 * in, wo + 3 * in, in, x + r * in, out);
       std::copy(out, out + 4, y + r * ldy + o);
     }
-  }
+  };
+  const int64_t blocks = (o1 - o0) / 4, streams = stream_count(blocks, in * 2);
+  const int64_t per_stream = blocks / streams;
+  for (int64_t b = 0; b < per_stream; ++b)
+    for (int64_t s = 0; s < streams; ++s) block(o0 + 4 * (s * per_stream + b));
+  int64_t o = o0 + 4 * streams * per_stream;
+  for (; o + 4 <= o1; o += 4) block(o);
   for (; o < o1; ++o)
     for (int64_t r = 0; r < rows; ++r) y[r * ldy + o] = bf16dot_row(w + o * in, in, x + r * in);
 }
