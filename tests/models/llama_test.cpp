@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <set>
 
 #include "models/decode_paths.h"
@@ -261,6 +262,23 @@ TEST(LlamaDecoding, token_stream_equals_full_forward) {
   EXPECT_EQ(stream.position(), n);
 }
 
+// Calls body(model, dtype) with the checkpoint in `dir` loaded in fp32 and in bf16, on every kernel level
+// of ops/matvec.h this CPU has; the best level is restored afterwards.
+void for_each_kernel_level_and_dtype(const std::string& dir,
+                                     const std::function<void(const std::shared_ptr<CausalLM>&, at::ScalarType)>& body) {
+  const std::string best = ops::matvec_isa();
+  for (const std::string level : {"portable", "avx2", "avx512", "avx512-bf16"}) {
+    if (!ops::set_matvec_isa(level)) continue;
+    for (auto dtype : {at::kFloat, at::kBFloat16}) {
+      SCOPED_TRACE(level + (dtype == at::kFloat ? " fp32" : " bf16"));
+      models::LoadOptions options;
+      options.dtype = dtype;
+      body(load_model(dir, options), dtype);
+    }
+  }
+  ASSERT_TRUE(ops::set_matvec_isa(best));
+}
+
 // Decoding in the dtypes users run (fp32, bf16) takes the decode kernels (ops/matvec.h for every
 // projection and the head, the cache attention kernel) while the full forward takes the GEMM path; they
 // compute the same function: fp32 logits agree to fp32 rounding, bf16 ones to bf16 rounding, at every
@@ -273,27 +291,18 @@ TEST(LlamaDecoding, fp32_and_bf16_decoding_through_the_decode_kernels_equals_the
   write_hf_checkpoint(dir.path(), llama_config(c), llama_weights(c));
   const int64_t n = 23, prompt = 9;
   auto tokens = random_tokens(1, n, c.vocab);
-  const std::string best = ops::matvec_isa();
-  for (const std::string level : {"portable", "avx2", "avx512", "avx512-bf16"}) {
-    if (!ops::set_matvec_isa(level)) continue;
-    for (auto dtype : {at::kFloat, at::kBFloat16}) {
-      SCOPED_TRACE(level + (dtype == at::kFloat ? " fp32" : " bf16"));
-      models::LoadOptions options;
-      options.dtype = dtype;
-      auto model = load_model(dir.path(), options);
-      at::Tensor full;
-      {
-        at::NoGradGuard no_grad;
-        full = model->forward(tokens)[0].to(at::kDouble);  // (N, V)
-      }
-      const double tol = (dtype == at::kFloat ? 1e-5 : 0.03) * full.abs().max().item<double>();
-      infer::CausalLMStream stream(model, /*prefill_chunk=*/4);
-      EXPECT_TENSORS_CLOSE(stream.feed(tokens[0].narrow(0, 0, prompt)).to(at::kDouble), full[prompt - 1], tol);
-      for (int64_t t = prompt; t < n; ++t)
-        EXPECT_TENSORS_CLOSE(stream.feed(tokens[0].narrow(0, t, 1)).to(at::kDouble), full[t], tol);
+  for_each_kernel_level_and_dtype(dir.path(), [&](const std::shared_ptr<CausalLM>& model, at::ScalarType dtype) {
+    at::Tensor full;
+    {
+      at::NoGradGuard no_grad;
+      full = model->forward(tokens)[0].to(at::kDouble);  // (N, V)
     }
-  }
-  ASSERT_TRUE(ops::set_matvec_isa(best));
+    const double tol = (dtype == at::kFloat ? 1e-5 : 0.03) * full.abs().max().item<double>();
+    infer::CausalLMStream stream(model, /*prefill_chunk=*/4);
+    EXPECT_TENSORS_CLOSE(stream.feed(tokens[0].narrow(0, 0, prompt)).to(at::kDouble), full[prompt - 1], tol);
+    for (int64_t t = prompt; t < n; ++t)
+      EXPECT_TENSORS_CLOSE(stream.feed(tokens[0].narrow(0, t, 1)).to(at::kDouble), full[t], tol);
+  });
 }
 
 // A decode step on raw buffers (one tensor per block instead of about forty ops) gives the logits of the
@@ -307,20 +316,11 @@ TEST(LlamaDecoding, decoding_on_raw_buffers_equals_the_tensor_ops_bit_for_bit) {
   write_hf_checkpoint(dir.path(), llama_config(c), llama_weights(c));
   const int64_t n = 21;
   const auto tokens = random_tokens(1, n, c.vocab);
-  const std::string best = ops::matvec_isa();
-  for (const std::string level : {"portable", "avx2", "avx512", "avx512-bf16"}) {
-    if (!ops::set_matvec_isa(level)) continue;
-    for (auto dtype : {at::kFloat, at::kBFloat16}) {
-      SCOPED_TRACE(level + (dtype == at::kFloat ? " fp32" : " bf16"));
-      models::LoadOptions options;
-      options.dtype = dtype;
-      auto model = load_model(dir.path(), options);
-      const nn::RawDecodeSteps steps = testing::expect_raw_decode_equals_tensor_decode(*model, tokens);
-      EXPECT_EQ(steps.blocks, n * c.layers);
-      EXPECT_EQ(steps.mixers, n * c.layers);
-    }
-  }
-  ASSERT_TRUE(ops::set_matvec_isa(best));
+  for_each_kernel_level_and_dtype(dir.path(), [&](const std::shared_ptr<CausalLM>& model, at::ScalarType) {
+    const nn::RawDecodeSteps steps = testing::expect_raw_decode_equals_tensor_decode(*model, tokens);
+    EXPECT_EQ(steps.blocks, n * c.layers);
+    EXPECT_EQ(steps.mixers, n * c.layers);
+  });
 }
 
 // With biases (attention_bias, mlp_bias) blocks keep their tensor ops: the raw path has no bias terms.
