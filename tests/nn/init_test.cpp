@@ -27,7 +27,12 @@ TEST(SkipRandomInit, initialisers_leave_parameters_untouched_while_it_lives_and_
   EXPECT_GT(w.abs().sum().item<double>(), 0.0);
 }
 
-TEST(SkipRandomInit, a_model_built_under_it_does_not_draw_its_own_initialisation) {
+// Built under the guard, a model draws no initialisation, torch's own Linear and Embedding ones included
+// (seconds of a large model's load time), and leaves the random stream where it was: the next random
+// number is the one drawn without building it. Its parameters have the names, shapes, dtypes and requires_grad of
+// the ordinary construction, and its layers the same options. Built normally, the 2-D weights are
+// N(0, 0.02²) (HF's initializer_range).
+TEST(SkipRandomInit, a_model_built_under_it_draws_nothing_and_has_every_parameter_shape) {
   models::LlamaConfig config;
   config.vocab_size = 32;
   config.hidden_size = 16;
@@ -36,20 +41,30 @@ TEST(SkipRandomInit, a_model_built_under_it_does_not_draw_its_own_initialisation
   config.num_attention_heads = 2;
   config.num_key_value_heads = 2;
   config.head_dim = 8;
-  // Built normally, the 2-D weights are N(0, 0.02²) (HF's initializer_range): their spread is ~0.02.
-  // Built under the guard, they keep torch's default Linear init, U(±1/sqrt(16)): spread ~0.14.
-  at::Tensor drawn, skipped;
-  {
-    models::LlamaForCausalLM model(config);
-    drawn = model.named_parameters()["model.layers.0.mlp.up_proj.weight"].clone();
+  config.tie_word_embeddings = false;
+  models::LlamaForCausalLM drawn(config);
+  EXPECT_NEAR(drawn.named_parameters()["model.layers.0.mlp.up_proj.weight"].std().item<double>(), 0.02, 0.005);
+
+  torch::manual_seed(5);
+  const double next = at::rand({1}).item<double>();
+  torch::manual_seed(5);
+  SkipRandomInit skip;
+  models::LlamaForCausalLM skipped(config);
+  EXPECT_EQ(at::rand({1}).item<double>(), next);
+  const auto expected = drawn.named_parameters(), got = skipped.named_parameters();
+  ASSERT_EQ(got.size(), expected.size());
+  for (const auto& item : expected) {
+    SCOPED_TRACE(item.key());
+    const at::Tensor* p = got.find(item.key());
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(p->sizes(), item.value().sizes());
+    EXPECT_EQ(p->scalar_type(), item.value().scalar_type());
+    EXPECT_EQ(p->requires_grad(), item.value().requires_grad());
   }
-  {
-    SkipRandomInit skip;
-    models::LlamaForCausalLM model(config);
-    skipped = model.named_parameters()["model.layers.0.mlp.up_proj.weight"].clone();
-  }
-  EXPECT_NEAR(drawn.std().item<double>(), 0.02, 0.005);
-  EXPECT_GT(skipped.std().item<double>(), 0.1);
+  const auto& mlp = skipped.named_modules("", /*include_self=*/false)["model.layers.0.mlp.up_proj"]->as<torch::nn::Linear>();
+  ASSERT_NE(mlp, nullptr);
+  EXPECT_EQ(mlp->options.in_features(), 16);
+  EXPECT_EQ(mlp->options.out_features(), 24);
 }
 
 }  // namespace

@@ -34,11 +34,10 @@ ArmtMemoryLayerImpl::ArmtMemoryLayerImpl(int64_t hidden_size, const ArmtConfig& 
       normalize_(c.normalize_features),
       gamma_correction_(c.gamma_correction),
       eps_(c.eps) {
-  using torch::nn::LinearOptions;
-  query = register_module("query", torch::nn::Linear(LinearOptions(hidden_size, c.d_mem).bias(false)));
-  key = register_module("key", torch::nn::Linear(LinearOptions(hidden_size, c.d_mem).bias(false)));
-  value = register_module("value", torch::nn::Linear(LinearOptions(hidden_size, hidden_size).bias(false)));
-  beta = register_module("beta", torch::nn::Linear(LinearOptions(hidden_size, c.num_heads).bias(true)));
+  query = register_module("query", nn::linear_layer(hidden_size, c.d_mem, false));
+  key = register_module("key", nn::linear_layer(hidden_size, c.d_mem, false));
+  value = register_module("value", nn::linear_layer(hidden_size, hidden_size, false));
+  beta = register_module("beta", nn::linear_layer(hidden_size, c.num_heads, true));
   linear_default_init_(query, generator);
   linear_default_init_(key, generator);
   linear_default_init_(beta, generator);

@@ -1,5 +1,6 @@
 #include "swarmt/models/decoder_lm.h"
 
+#include "swarmt/nn/linear.h"
 #include "swarmt/ops/matvec.h"
 
 namespace swarmt::models {
@@ -9,7 +10,7 @@ DecoderLM::DecoderLM(const DecoderLMOptions& o, int64_t num_layers, const LayerF
   for (int64_t i = 0; i < num_layers; ++i) model->add_layer(make_layer(i));
   if (!o.tie_word_embeddings)
     lm_head = register_module("lm_head",
-                              torch::nn::Linear(torch::nn::LinearOptions(o.hidden_size, o.vocab_size).bias(false)));
+                              nn::linear_layer(o.hidden_size, o.vocab_size, false));
 }
 
 at::Tensor DecoderLM::embed(const at::Tensor& tokens) {

@@ -11,12 +11,10 @@ namespace swarmt::nn {
 
 AttentionLayerImpl::AttentionLayerImpl(const AttentionLayerOptions& o) : options_(o) {
   SWARMT_CHECK(o.num_heads > 0 && o.num_kv_heads > 0 && o.num_heads % o.num_kv_heads == 0 && o.head_dim > 0);
-  using torch::nn::Linear;
-  using torch::nn::LinearOptions;
-  q_proj = register_module("q_proj", Linear(LinearOptions(o.hidden_size, o.num_heads * o.head_dim).bias(o.qkv_bias)));
-  k_proj = register_module("k_proj", Linear(LinearOptions(o.hidden_size, o.num_kv_heads * o.head_dim).bias(o.qkv_bias)));
-  v_proj = register_module("v_proj", Linear(LinearOptions(o.hidden_size, o.num_kv_heads * o.head_dim).bias(o.qkv_bias)));
-  o_proj = register_module("o_proj", Linear(LinearOptions(o.num_heads * o.head_dim, o.hidden_size).bias(o.o_bias)));
+  q_proj = register_module("q_proj", linear_layer(o.hidden_size, o.num_heads * o.head_dim, o.qkv_bias));
+  k_proj = register_module("k_proj", linear_layer(o.hidden_size, o.num_kv_heads * o.head_dim, o.qkv_bias));
+  v_proj = register_module("v_proj", linear_layer(o.hidden_size, o.num_kv_heads * o.head_dim, o.qkv_bias));
+  o_proj = register_module("o_proj", linear_layer(o.num_heads * o.head_dim, o.hidden_size, o.o_bias));
   if (o.qk_norm) {
     q_norm = register_module("q_norm", RMSNorm(o.head_dim, o.qk_norm_eps, /*cast_before_weight=*/false));
     k_norm = register_module("k_norm", RMSNorm(o.head_dim, o.qk_norm_eps, /*cast_before_weight=*/false));

@@ -29,22 +29,20 @@ void GatedDeltaNetLayerState::fields(StateFields& f) {
 }
 
 GatedDeltaNetLayerImpl::GatedDeltaNetLayerImpl(const GatedDeltaNetLayerOptions& o) : options_(o) {
-  using torch::nn::Linear;
-  using torch::nn::LinearOptions;
   const int64_t d = o.hidden_size, H = o.num_heads, key_dim = H * o.head_dim, value_dim = H * o.v_head_dim;
-  q_proj = register_module("q_proj", Linear(LinearOptions(d, key_dim).bias(false)));
-  k_proj = register_module("k_proj", Linear(LinearOptions(d, key_dim).bias(false)));
-  v_proj = register_module("v_proj", Linear(LinearOptions(d, value_dim).bias(false)));
+  q_proj = register_module("q_proj", linear_layer(d, key_dim, false));
+  k_proj = register_module("k_proj", linear_layer(d, key_dim, false));
+  v_proj = register_module("v_proj", linear_layer(d, value_dim, false));
   q_conv = register_parameter("q_conv", torch::zeros({key_dim, o.conv_size}));
   k_conv = register_parameter("k_conv", torch::zeros({key_dim, o.conv_size}));
   v_conv = register_parameter("v_conv", torch::zeros({value_dim, o.conv_size}));
-  a_proj = register_module("a_proj", Linear(LinearOptions(d, H).bias(false)));
-  b_proj = register_module("b_proj", Linear(LinearOptions(d, H).bias(false)));
+  a_proj = register_module("a_proj", linear_layer(d, H, false));
+  b_proj = register_module("b_proj", linear_layer(d, H, false));
   A_log = register_parameter("A_log", torch::zeros({H}));
   dt_bias = register_parameter("dt_bias", torch::zeros({H}));
-  g_proj = register_module("g_proj", Linear(LinearOptions(d, value_dim).bias(false)));
+  g_proj = register_module("g_proj", linear_layer(d, value_dim, false));
   o_norm = register_module("o_norm", RMSNorm(o.v_head_dim, o.norm_eps));
-  o_proj = register_module("o_proj", Linear(LinearOptions(value_dim, d).bias(false)));
+  o_proj = register_module("o_proj", linear_layer(value_dim, d, false));
   reset_parameters();
 }
 

@@ -21,9 +21,9 @@ at::Tensor apply_activation(const at::Tensor& x, Activation act) {
 }
 
 GatedMLPImpl::GatedMLPImpl(int64_t hidden, int64_t intermediate, Activation act, bool bias) : activation(act) {
-  gate_proj = register_module("gate_proj", torch::nn::Linear(torch::nn::LinearOptions(hidden, intermediate).bias(bias)));
-  up_proj = register_module("up_proj", torch::nn::Linear(torch::nn::LinearOptions(hidden, intermediate).bias(bias)));
-  down_proj = register_module("down_proj", torch::nn::Linear(torch::nn::LinearOptions(intermediate, hidden).bias(bias)));
+  gate_proj = register_module("gate_proj", linear_layer(hidden, intermediate, bias));
+  up_proj = register_module("up_proj", linear_layer(hidden, intermediate, bias));
+  down_proj = register_module("down_proj", linear_layer(intermediate, hidden, bias));
 }
 
 namespace {

@@ -30,17 +30,15 @@ void MLSTMLayerState::fields(StateFields& f) {
 }
 
 MLSTMLayerImpl::MLSTMLayerImpl(const MLSTMLayerOptions& o) : options_(o) {
-  using torch::nn::Linear;
-  using torch::nn::LinearOptions;
   const int64_t d = o.hidden_size, H = o.num_heads;
-  q_proj = register_module("q_proj", Linear(LinearOptions(d, H * o.qk_head_dim).bias(false)));
-  k_proj = register_module("k_proj", Linear(LinearOptions(d, H * o.qk_head_dim).bias(false)));
-  v_proj = register_module("v_proj", Linear(LinearOptions(d, H * o.v_head_dim).bias(false)));
-  ogate_proj = register_module("ogate_proj", Linear(LinearOptions(d, H * o.v_head_dim).bias(false)));
-  igate_proj = register_module("igate_proj", Linear(LinearOptions(d, H).bias(true)));
-  fgate_proj = register_module("fgate_proj", Linear(LinearOptions(d, H).bias(true)));
+  q_proj = register_module("q_proj", linear_layer(d, H * o.qk_head_dim, false));
+  k_proj = register_module("k_proj", linear_layer(d, H * o.qk_head_dim, false));
+  v_proj = register_module("v_proj", linear_layer(d, H * o.v_head_dim, false));
+  ogate_proj = register_module("ogate_proj", linear_layer(d, H * o.v_head_dim, false));
+  igate_proj = register_module("igate_proj", linear_layer(d, H, true));
+  fgate_proj = register_module("fgate_proj", linear_layer(d, H, true));
   head_norm = register_module("head_norm", HeadwiseLayerNorm(H, o.v_head_dim, o.norm_eps));
-  out_proj = register_module("out_proj", Linear(LinearOptions(H * o.v_head_dim, d).bias(false)));
+  out_proj = register_module("out_proj", linear_layer(H * o.v_head_dim, d, false));
   SWARMT_CHECK(o.conv_size >= 0, "mLSTM conv_size must be >= 0");
   if (o.conv_size > 0) qk_conv = register_parameter("qk_conv", torch::zeros({d, o.conv_size}));
   reset_parameters(/*num_blocks=*/1);
