@@ -36,7 +36,9 @@ struct Shape {
   int64_t rows, in, out;
 };
 const std::vector<Shape> kShapes = {{1, 1, 1},   {1, 7, 3},    {2, 16, 4},   {1, 33, 5},  {3, 64, 9},
-                                    {4, 100, 67}, {1, 960, 130}, {1, 1000, 7}, {2, 2560, 12}};
+                                    {4, 100, 67}, {1, 960, 130}, {1, 1000, 7}, {2, 2560, 12},
+                                    // long rows, enough per task for the spread groups, with remainders
+                                    {1, 960, 4099}, {2, 600, 2051}};
 
 TEST(Matvec, fp32_equals_the_exact_product_to_fp32_rounding) {
   at::NoGradGuard no_grad;

@@ -75,13 +75,43 @@ inline void prefetch_rows_ahead(const void* block, int64_t row_bytes, int64_t ro
   for (int64_t off = 0; off < bytes; off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
 }
 
-// A thread reading one run of consecutive rows is one stream for the hardware prefetcher, which then
-// leaves memory idle between its requests (a single stream reads ~17 GB/s where four read 26-37 on the
-// same machine). A kernel's range of 4-row blocks is therefore split into `streams` equal runs visited in
-// turn, block by block; each row's sum is unchanged (same blocks, same kernel). Short ranges and short
-// rows (the KV cache, prefetched by hand) keep one run.
-inline int64_t stream_count(int64_t blocks, int64_t row_bytes) {
-  return row_bytes > kShortRowBytes && blocks >= 32 ? 4 : 1;
+// The rows [o0, o1) of a row-major weight matrix in groups of four for a 4-row kernel, group(r0, r1, r2,
+// r3), the remainder row by row, single(o). Each row's sum depends only on its own row, whichever rows
+// share its group, so the grouping changes no value.
+// Long rows (weight matrices): the four rows of a group lie a quarter of the range apart, so a thread
+// reads four sequential streams far from one another. The hardware prefetcher follows one stream per 4 KiB
+// page; four adjacent bf16 rows of 1920 bytes put two streams in one page, and half of them then went
+// unprefetched (bf16 matrices read at 17 GB/s where fp32 ones read at 25; spread, bf16 read faster in
+// every one of 6 interleaved pairs). Short rows (the KV cache's keys and values): adjacent groups,
+// requested by hand a few rows ahead.
+template <typename Group, typename Single>
+inline void visit_row_groups(const void* w, int64_t row_bytes, int64_t o0, int64_t o1, Group&& group, Single&& single) {
+  const int64_t groups = (o1 - o0) / 4;
+  if (row_bytes > kShortRowBytes && groups >= 4) {
+    for (int64_t g = 0; g < groups; ++g) group(o0 + g, o0 + groups + g, o0 + 2 * groups + g, o0 + 3 * groups + g);
+  } else {
+    for (int64_t o = o0; o < o0 + 4 * groups; o += 4) {
+      prefetch_rows_ahead(static_cast<const char*>(w) + o * row_bytes, row_bytes, o1 - o);
+      group(o, o + 1, o + 2, o + 3);
+    }
+  }
+  for (int64_t o = o0 + 4 * groups; o < o1; ++o) single(o);
+}
+
+// y[r * ldy + o] for the rows of x and the four rows of a group: `rows4(w_0, .., w_3, x_r, out)` per row of x
+// while the group's weights stay in L1.
+template <typename W, typename X, typename Rows4>
+inline void run_group(const W* w, int64_t in, const X* x, int64_t rows, float* y, int64_t ldy, int64_t r0, int64_t r1,
+                      int64_t r2, int64_t r3, Rows4&& rows4) {
+  float out[4];
+  for (int64_t r = 0; r < rows; ++r) {
+    rows4(w + r0 * in, w + r1 * in, w + r2 * in, w + r3 * in, in, x + r * in, out);
+    float* yr = y + r * ldy;
+    yr[r0] = out[0];
+    yr[r1] = out[1];
+    yr[r2] = out[2];
+    yr[r3] = out[3];
+  }
 }
 
 // --- AVX-512: 16 lanes -----------------------------------------------------------------------------
@@ -159,18 +189,14 @@ SWARMT_TARGET_AVX512 float avx512_row(const W* w, int64_t in, const float* x) {
 template <typename W>
 SWARMT_TARGET_AVX512 void avx512_kernel(const W* w, int64_t in, const float* x, int64_t rows, int64_t o0,
                                         int64_t o1, float* y, int64_t ldy) {
-  int64_t o = o0;
-  float out[4];
-  for (; o + 4 <= o1; o += 4) {
-    const W* wo = w + o * in;
-    prefetch_rows_ahead(wo, in * static_cast<int64_t>(sizeof(W)), o1 - o);
-    for (int64_t r = 0; r < rows; ++r) {  // the 4-row block of W stays in L1 across the rows of x
-      avx512_rows4(wo, wo + in, wo + 2 * in, wo + 3 * in, in, x + r * in, out);
-      std::copy(out, out + 4, y + r * ldy + o);
-    }
-  }
-  for (; o < o1; ++o)
-    for (int64_t r = 0; r < rows; ++r) y[r * ldy + o] = avx512_row(w + o * in, in, x + r * in);
+  visit_row_groups(
+      w, in * static_cast<int64_t>(sizeof(W)), o0, o1,
+      [&](int64_t r0, int64_t r1, int64_t r2, int64_t r3) {
+        run_group(w, in, x, rows, y, ldy, r0, r1, r2, r3, avx512_rows4<W>);
+      },
+      [&](int64_t o) {
+        for (int64_t r = 0; r < rows; ++r) y[r * ldy + o] = avx512_row(w + o * in, in, x + r * in);
+      });
 }
 
 // --- AVX-512 BF16: bf16 weights and bf16 activations -----------------------------------------------
@@ -225,23 +251,12 @@ SWARMT_TARGET_AVX512BF16 float bf16dot_row(const uint16_t* w, int64_t in, const 
 
 SWARMT_TARGET_AVX512BF16 void bf16dot_kernel(const uint16_t* w, int64_t in, const uint16_t* x, int64_t rows,
                                              int64_t o0, int64_t o1, float* y, int64_t ldy) {
-  float out[4];
-  auto block = [&](int64_t o) {  // rows o .. o + 3
-    const uint16_t* wo = w + o * in;
-    prefetch_rows_ahead(wo, in * 2, o1 - o);
-    for (int64_t r = 0; r < rows; ++r) {
-      bf16dot_rows4(wo, wo + in, wo + 2 * in, wo + 3 * in, in, x + r * in, out);
-      std::copy(out, out + 4, y + r * ldy + o);
-    }
-  };
-  const int64_t blocks = (o1 - o0) / 4, streams = stream_count(blocks, in * 2);
-  const int64_t per_stream = blocks / streams;
-  for (int64_t b = 0; b < per_stream; ++b)
-    for (int64_t s = 0; s < streams; ++s) block(o0 + 4 * (s * per_stream + b));
-  int64_t o = o0 + 4 * streams * per_stream;
-  for (; o + 4 <= o1; o += 4) block(o);
-  for (; o < o1; ++o)
-    for (int64_t r = 0; r < rows; ++r) y[r * ldy + o] = bf16dot_row(w + o * in, in, x + r * in);
+  visit_row_groups(
+      w, in * 2, o0, o1,
+      [&](int64_t r0, int64_t r1, int64_t r2, int64_t r3) { run_group(w, in, x, rows, y, ldy, r0, r1, r2, r3, bf16dot_rows4); },
+      [&](int64_t o) {
+        for (int64_t r = 0; r < rows; ++r) y[r * ldy + o] = bf16dot_row(w + o * in, in, x + r * in);
+      });
 }
 
 // --- AVX2 + FMA: 8 lanes ---------------------------------------------------------------------------
@@ -295,16 +310,14 @@ SWARMT_TARGET_AVX2 void avx2_rows4(const W* w0, const W* w1, const W* w2, const 
 template <typename W>
 SWARMT_TARGET_AVX2 void avx2_kernel(const W* w, int64_t in, const float* x, int64_t rows, int64_t o0, int64_t o1,
                                     float* y, int64_t ldy) {
-  int64_t o = o0;
-  float out[4];
-  for (; o + 4 <= o1; o += 4) {
-    const W* wo = w + o * in;
-    for (int64_t r = 0; r < rows; ++r) {
-      avx2_rows4(wo, wo + in, wo + 2 * in, wo + 3 * in, in, x + r * in, out);
-      std::copy(out, out + 4, y + r * ldy + o);
-    }
-  }
-  if (o < o1) portable_kernel(w, in, x, rows, o, o1, y, ldy);
+  const int64_t grouped = o0 + (o1 - o0) / 4 * 4;
+  visit_row_groups(
+      w, in * static_cast<int64_t>(sizeof(W)), o0, grouped,
+      [&](int64_t r0, int64_t r1, int64_t r2, int64_t r3) {
+        run_group(w, in, x, rows, y, ldy, r0, r1, r2, r3, avx2_rows4<W>);
+      },
+      [](int64_t) {});
+  if (grouped < o1) portable_kernel(w, in, x, rows, grouped, o1, y, ldy);
 }
 
 // --- The value pass and the softmax of decode attention ------------------------------------------
