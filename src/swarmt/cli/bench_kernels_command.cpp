@@ -73,13 +73,10 @@ void check_shape_options(const KernelsOptions& o) {
     SWARMT_CHECK_INPUT(value >= 0 && value <= 4096, name, " must be in 1..4096 (0: the default), got ", value);
 }
 
-// Bytes of fp32 values a kernel must move at least: each input and output once (fwd); the backward
-// reads the inputs and the output's gradient again and writes the inputs' gradients.
-struct KernelBytes {
-  double forward = 0, total = 0;
-};
-KernelBytes min_bytes(double input_values, double output_values) {
-  return {4.0 * (input_values + output_values), 4.0 * (input_values + output_values + 2 * input_values + output_values)};
+// Bytes of fp32 values forward + backward must move at least: each input and output once forward; the
+// backward reads the inputs and the output's gradient again and writes the inputs' gradients.
+double min_fwdbwd_bytes(double input_values, double output_values) {
+  return 4.0 * (3.0 * input_values + 2.0 * output_values);
 }
 
 // Milliseconds of `f`: best of up to 5 runs after one warm-up, stopping once `seconds` have been spent.
@@ -99,7 +96,7 @@ double time_ms(F&& f, double seconds) {
 
 struct CaseResult {
   double fwd_ms = 0, fwdbwd_ms = 0, flops_fwd = 0, flops_total = 0;
-  KernelBytes bytes;
+  double bytes = 0;  // min_fwdbwd_bytes
 };
 
 void clear_grads(std::initializer_list<at::Tensor*> tensors) {
@@ -125,7 +122,7 @@ CaseResult run_attention(int64_t n, int64_t window, const KernelShapes& s, doubl
   }, seconds);
   r.flops_fwd = ops::attention_forward_flops(1, heads, n, n, dim, window);
   r.flops_total = r.flops_fwd + ops::attention_backward_flops(1, heads, n, n, dim, window);
-  r.bytes = min_bytes(3.0 * heads * n * dim, 1.0 * heads * n * dim);
+  r.bytes = min_fwdbwd_bytes(3.0 * heads * n * dim, 1.0 * heads * n * dim);
   return r;
 }
 
@@ -151,7 +148,7 @@ CaseResult run_mlstm(int64_t n, int64_t chunk, const KernelShapes& s, double sec
   const auto flops = ops::mlstm_chunkwise_flops(1, heads, n, qk, vd, chunk);
   r.flops_fwd = flops.forward;
   r.flops_total = flops.total();
-  r.bytes = min_bytes(1.0 * heads * n * (2 * qk + vd + 2), 1.0 * heads * n * vd);
+  r.bytes = min_fwdbwd_bytes(1.0 * heads * n * (2 * qk + vd + 2), 1.0 * heads * n * vd);
   return r;
 }
 
@@ -178,7 +175,7 @@ CaseResult run_gdn(int64_t n, int64_t chunk, const KernelShapes& s, double secon
   const auto flops = ops::gated_delta_chunkwise_flops(1, heads, n, dk, dv, chunk);
   r.flops_fwd = flops.forward;
   r.flops_total = flops.total();
-  r.bytes = min_bytes(1.0 * heads * n * (2 * dk + dv + 2), 1.0 * heads * n * dv);
+  r.bytes = min_fwdbwd_bytes(1.0 * heads * n * (2 * dk + dv + 2), 1.0 * heads * n * dv);
   return r;
 }
 
@@ -213,7 +210,7 @@ int run_one_case(const std::string& spec, const KernelShapes& shapes, double sec
            {"fwdbwd_ms", r.fwdbwd_ms},
            {"fwd_gflops", r.flops_fwd / (r.fwd_ms * 1e-3) / 1e9},
            {"gflops", r.flops_total / (r.fwdbwd_ms * 1e-3) / 1e9},
-           {"gb_s", r.bytes.total / (r.fwdbwd_ms * 1e-3) / 1e9},
+           {"gb_s", r.bytes / (r.fwdbwd_ms * 1e-3) / 1e9},
            {"peak_mb", peak_mb}};
   std::cout << out.dump() << std::endl;
   return 0;

@@ -27,7 +27,8 @@ class Mixer : public torch::nn::Module {
   virtual std::unique_ptr<LayerState> new_state(int64_t batch, at::ScalarType dtype, at::Device device) const = 0;
 
   // The decode step on raw buffers: one token of one sequence in the model's dtype, without tensors (a
-  // decode step is bound by reading the weights; per-op dispatch and allocation would add ~10 %). xn: the
+  // decode step is bound by reading the weights; per-op dispatch and allocation cost ~65 µs per block and
+  // token, docs/performance.md). xn: the
   // block's normalised input (hidden values); out: the mixer's output (hidden values), equal to what
   // forward_stateful returns. False, with nothing changed, where this mixer has no such path for its
   // weights and this state; the block then calls forward_stateful.

@@ -516,13 +516,14 @@ void matvec_group_rows(at::ArrayRef<const float*> weights, at::ArrayRef<int64_t>
 
 void matvec_group_rows(at::ArrayRef<const at::BFloat16*> weights, at::ArrayRef<int64_t> outs, int64_t in,
                        const at::BFloat16* x, int64_t rows, float* y) {
-  std::vector<const uint16_t*> bits;
-  bits.reserve(weights.size());
-  for (const auto* w : weights) bits.push_back(reinterpret_cast<const uint16_t*>(w));
+  const uint16_t* bits[16];  // the same pointers as bf16 bits, without an allocation per token
+  SWARMT_CHECK(weights.size() < 16, "matvec group: 1 to 15 weights");
+  for (size_t j = 0; j < weights.size(); ++j) bits[j] = reinterpret_cast<const uint16_t*>(weights[j]);
+  const at::ArrayRef<const uint16_t*> as_bits(bits, weights.size());
   if (matvec_detail::isa() == matvec_detail::Isa::Avx512Bf16)  // bf16 as the weights: the dot needs no widening
-    group_pass<uint16_t, uint16_t>(bits, outs, in, reinterpret_cast<const uint16_t*>(x), rows, y);
+    group_pass<uint16_t, uint16_t>(as_bits, outs, in, reinterpret_cast<const uint16_t*>(x), rows, y);
   else
-    group_pass<uint16_t, float>(bits, outs, in, widened(x, rows * in), rows, y);
+    group_pass<uint16_t, float>(as_bits, outs, in, widened(x, rows * in), rows, y);
 }
 
 at::Tensor matvec_group_fp32(const at::Tensor& x, at::ArrayRef<at::Tensor> weights) {
