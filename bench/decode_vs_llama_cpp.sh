@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): swarmt's prefill and decode against llama.cpp on the same weights, in one run.
 #
-#   bench/decode_vs_llama_cpp.sh [--llama-cpp DIR] [--shape smollm2-360m|gemma3-1b] [--threads N]
+#   bench/decode_vs_llama_cpp.sh [--llama-cpp DIR] [--shape smollm2-360m|gemma3-1b|gemma3-1b-llama]
+#                                [--threads N]
 #                                [--prompt N] [--new N] [--reps R] [BUILD_DIR] [OUT_DIR]
 #
 # The model has random weights stored in bf16, so both engines run the very same values: bf16 as
 # stored, fp32 widened exactly. Shapes: smollm2-360m, a Llama (scripts/bench_hf.sh's config, the
 # default); gemma3-1b, Gemma-3-1B's config (26 layers, 5 local : 1 global attention, 262k vocabulary),
-# timed by swarmt alone against the bound (the GGUF converter here writes Llama only).
+# timed by swarmt alone against the bound (the GGUF converter here writes Llama only); gemma3-1b-llama,
+# a Llama with Gemma-3-1B's matrices (the same widths, heads, layers and tied 262k vocabulary, so the
+# same bytes per token), which both engines run: Gemma-3's extra per-token work (sandwich and q/k norms,
+# GeLU) is elementwise and small beside the 1.9 GB of bf16 weights every token reads.
 # Protocol, per engine and dtype, R repetitions, medians:
 #   prefill  tokens/s of a P-token prompt;
 #   decode   tokens/s of the forward passes that follow the prompt (swarmt: `generate --stats`'s decode
@@ -38,7 +42,7 @@ while [ $# -gt 0 ]; do
     --new) NEW=$2; shift 2 ;;
     --reps) REPS=$2; shift 2 ;;
     --shape) SHAPE=$2; shift 2 ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     -*) echo "decode_vs_llama_cpp: unknown option $1" >&2; exit 2 ;;
     *) positional+=("$1"); shift ;;
   esac
@@ -48,11 +52,11 @@ OUT=${positional[1]:-$BUILD/bench_decode}
 S=$BUILD/swarmt
 [ -x "$S" ] || { echo "decode_vs_llama_cpp: $S not found; run 'make build' first" >&2; exit 2; }
 case "$SHAPE" in
-  smollm2-360m|gemma3-1b) ;;
-  *) echo "decode_vs_llama_cpp: --shape must be smollm2-360m or gemma3-1b, got '$SHAPE'" >&2; exit 2 ;;
+  smollm2-360m|gemma3-1b|gemma3-1b-llama) ;;
+  *) echo "decode_vs_llama_cpp: --shape must be smollm2-360m, gemma3-1b or gemma3-1b-llama, got '$SHAPE'" >&2; exit 2 ;;
 esac
 if [ "$SHAPE" = gemma3-1b ] && [ -n "$LLAMA" ]; then
-  echo "decode_vs_llama_cpp: --shape gemma3-1b runs swarmt alone (bench/hf_to_gguf.py converts Llama only); drop --llama-cpp" >&2
+  echo "decode_vs_llama_cpp: --shape gemma3-1b runs swarmt alone (bench/hf_to_gguf.py converts Llama only); drop --llama-cpp or use --shape gemma3-1b-llama" >&2
   exit 2
 fi
 for v in THREADS PROMPT NEW REPS; do
@@ -66,9 +70,19 @@ fi
 mkdir -p "$OUT"
 export OMP_NUM_THREADS=$THREADS
 
-# The model, stored in bf16: bench_hf.sh's SmolLM2-360M config, or Gemma-3-1B's (google/gemma-3-1b-pt).
+# The model, stored in bf16: bench_hf.sh's SmolLM2-360M config, Gemma-3-1B's (google/gemma-3-1b-pt), or a
+# Llama of Gemma-3-1B's dimensions.
 if [ "$SHAPE" = smollm2-360m ]; then
   sed -n '/^{ "architectures"/,/^JSON$/p' scripts/bench_hf.sh | sed '$d' > "$OUT/config.json"
+elif [ "$SHAPE" = gemma3-1b-llama ]; then
+  cat > "$OUT/config.json" <<'JSON'
+{ "architectures": ["LlamaForCausalLM"], "model_type": "llama",
+  "hidden_size": 1152, "num_hidden_layers": 26, "num_attention_heads": 4, "num_key_value_heads": 1,
+  "head_dim": 256, "intermediate_size": 6912, "hidden_act": "silu", "rope_theta": 1000000.0,
+  "rope_scaling": null, "rms_norm_eps": 1e-06, "max_position_embeddings": 32768, "vocab_size": 262144,
+  "tie_word_embeddings": true, "attention_bias": false, "mlp_bias": false,
+  "bos_token_id": 2, "eos_token_id": 1, "pad_token_id": 0, "torch_dtype": "bfloat16" }
+JSON
 else
   cat > "$OUT/config.json" <<'JSON'
 { "architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text",

@@ -8,6 +8,8 @@
 
 #include "swarmt/core/error.h"
 #include "swarmt/ops/attention.h"
+#include "swarmt/ops/attention_band_cpu.h"
+#include "ops/kernel_levels.h"
 #include "swarmt/ops/flops.h"
 #include "test_util.h"
 
@@ -255,6 +257,44 @@ TEST(AttentionTest, parallel_query_blocks_give_the_same_result_as_one_thread) {
   auto parallel = causal_attention(x.q, x.k, x.v, with(9, 8));
   at::set_num_threads(threads);
   EXPECT_TENSORS_CLOSE(parallel, causal_attention_reference(x.q, x.k, x.v, with(9, 8)), 1e-12);
+}
+
+// The CPU's raw-buffer kernels (attention_band_cpu.h) against the batched-op path they replace, on
+// everything the mask can depend on: windows, GQA, past keys, documents, soft-capping, fp32 and fp64.
+TEST(AttentionTest, band_kernels_equal_the_batched_ops_forward_and_backward) {
+  struct Case {
+    int64_t query_heads, kv_heads, n_queries, n_keys, window, block;
+    double softcap;
+    bool documents;
+  };
+  // The last case's 1024 keys make the transposed keys' rows 4 KiB apart, which the kernel pads.
+  const std::vector<Case> cases = {{4, 4, 70, 70, 16, 8, 0.0, false}, {6, 2, 33, 33, 0, 16, 0.0, true},
+                                   {4, 1, 20, 45, 7, 8, 0.0, false},  {2, 2, 50, 50, 9, 16, 5.0, true},
+                                   {1, 1, 1, 1, 1, 64, 0.0, false},   {2, 1, 1024, 1024, 100, 64, 0.0, false}};
+  for (auto dtype : {at::kDouble, at::kFloat}) {
+    for (const Case& c : cases) {
+      auto x = requiring_grad(random_qkv(2, c.query_heads, c.kv_heads, c.n_queries, c.n_keys, 8, dtype));
+      auto options = with(c.window, c.block, c.softcap);
+      at::Tensor doc_ids;
+      if (c.documents) doc_ids = at::randint(0, 3, {2, c.n_keys}, at::kLong).cumsum(1);
+      auto upstream = at::randn({2, c.query_heads, c.n_queries, 8}, at::TensorOptions().dtype(dtype));
+      auto run = [&](bool band) {
+        detail::set_attention_band_kernels(band);
+        auto out = causal_attention(x.q, x.k, x.v, options, doc_ids);
+        auto grads = gradients(out, x, upstream);
+        detail::set_attention_band_kernels(true);
+        return std::vector<at::Tensor>{out, grads[0], grads[1], grads[2]};
+      };
+      ASSERT_TRUE(detail::attention_band_kernels()) << "no BLAS GEMM found: the band kernels would not run";
+      SCOPED_TRACE(str_cat(describe(options, x), " documents ", c.documents, " ", dtype));
+      auto batched = run(false);
+      for_each_kernel_level([&] {  // fp32: the small-GEMM kernel with AVX-512, BLAS below it
+        auto band = run(true);
+        const double tolerance = dtype == at::kDouble ? 1e-12 : 2e-5;
+        for (size_t i = 0; i < band.size(); ++i) EXPECT_TENSORS_CLOSE(band[i], batched[i], tolerance);
+      });
+    }
+  }
 }
 
 TEST(AttentionTest, bad_inputs_are_rejected_with_input_errors) {

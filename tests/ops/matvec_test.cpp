@@ -9,28 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "ops/kernel_levels.h"
 #include "swarmt/ops/matvec.h"
 #include "test_util.h"
 
 namespace swarmt::ops {
 namespace {
-
-const std::vector<std::string> kLevels = {"portable", "avx2", "avx512", "avx512-bf16"};
-
-// Runs `check` once per kernel level this CPU supports, restoring the best level afterwards.
-template <typename F>
-void for_each_level(F check) {
-  const std::string best = matvec_isa();
-  int ran = 0;
-  for (const auto& level : kLevels) {
-    if (!set_matvec_isa(level)) continue;
-    SCOPED_TRACE("kernel level " + level);
-    check();
-    ++ran;
-  }
-  ASSERT_TRUE(set_matvec_isa(best));
-  EXPECT_GE(ran, 1);  // the portable level exists everywhere
-}
 
 struct Shape {
   int64_t rows, in, out;
@@ -42,7 +26,7 @@ const std::vector<Shape> kShapes = {{1, 1, 1},   {1, 7, 3},    {2, 16, 4},   {1,
 
 TEST(Matvec, fp32_equals_the_exact_product_to_fp32_rounding) {
   at::NoGradGuard no_grad;
-  for_each_level([] {
+  for_each_kernel_level([] {
     for (const auto& s : kShapes) {
       auto x = at::randn({s.rows, s.in});
       auto w = at::randn({s.out, s.in});
@@ -60,7 +44,7 @@ TEST(Matvec, fp32_equals_the_exact_product_to_fp32_rounding) {
 
 TEST(Matvec, bf16_is_the_product_of_the_stored_values_rounded_once_to_bf16) {
   at::NoGradGuard no_grad;
-  for_each_level([] {
+  for_each_kernel_level([] {
     for (const auto& s : kShapes) {
       auto x = at::randn({s.rows, s.in}).to(at::kBFloat16);
       auto w = at::randn({s.out, s.in}).to(at::kBFloat16);
@@ -78,7 +62,7 @@ TEST(Matvec, bf16_is_the_product_of_the_stored_values_rounded_once_to_bf16) {
 
 TEST(Matvec, bias_and_leading_dimensions_follow_at_linear) {
   at::NoGradGuard no_grad;
-  for_each_level([] {
+  for_each_kernel_level([] {
     for (auto dtype : {at::kFloat, at::kBFloat16}) {
       auto x = at::randn({2, 1, 48}).to(dtype);
       auto w = at::randn({20, 48}).to(dtype);
@@ -113,7 +97,7 @@ TEST(Matvec, autograd_many_rows_and_other_layouts_take_the_gemm_path) {
 
 TEST(Matvec, a_group_of_weights_equals_each_product_alone) {
   at::NoGradGuard no_grad;
-  for_each_level([] {
+  for_each_kernel_level([] {
     for (auto dtype : {at::kFloat, at::kBFloat16}) {
       auto x = at::randn({1, 2, 100}).to(dtype);  // two rows: the group splits them like one weight does
       std::vector<at::Tensor> weights = {at::randn({67, 100}).to(dtype), at::randn({5, 100}).to(dtype),
@@ -148,7 +132,7 @@ TEST(Matvec, a_group_outside_the_matvec_path_falls_back_to_at_linear) {
 }
 
 TEST(Matvec, vecmat_accumulates_probability_weighted_rows) {
-  for_each_level([] {
+  for_each_kernel_level([] {
     for (auto [slots, d, rows] : std::vector<std::array<int64_t, 3>>{{1, 1, 1}, {7, 64, 3}, {33, 80, 5}, {512, 16, 4}}) {
       auto p = at::rand({rows, slots});
       for (auto dtype : {at::kFloat, at::kBFloat16}) {
@@ -166,7 +150,7 @@ TEST(Matvec, vecmat_accumulates_probability_weighted_rows) {
 }
 
 TEST(Matvec, exp_is_within_two_ulp_of_std_exp_and_zero_at_minus_infinity) {
-  for_each_level([] {
+  for_each_kernel_level([] {
     std::vector<float> x;
     for (float v = -110.0f; v <= 88.0f; v += 0.37f) x.push_back(v);
     for (float v : {0.0f, -0.0f, 1e-8f, -1e-8f, 0.6931472f, -87.3f, -103.9f, -104.5f}) x.push_back(v);

@@ -1,5 +1,7 @@
 #include "swarmt/core/blas_check.h"
 
+#include "swarmt/core/blas_symbols.h"
+
 #include <cpuid.h>
 #include <dlfcn.h>
 #include <unistd.h>
@@ -44,26 +46,11 @@ int core_rank(const std::string& name) {
 }
 
 using CoreNameFn = char* (*)();
-using SgemmFn = void (*)(const char*, const char*, const int*, const int*, const int*, const float*,
-                         const float*, const int*, const float*, const int*, const float*, float*,
-                         const int*);
-
 std::string openblas_corename_now() {
   auto fn = reinterpret_cast<CoreNameFn>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
   if (!fn) return "";
   const char* name = fn();
   return name ? std::string(name) : std::string();
-}
-
-SgemmFn find_sgemm() {
-  void* sym = dlsym(RTLD_DEFAULT, "sgemm_");
-  if (!sym) {
-    // libtorch links libblas lazily into its own namespace; try to open the system BLAS directly.
-    void* handle = dlopen("libblas.so.3", RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
-    if (!handle) handle = dlopen("libblas.so.3", RTLD_NOW | RTLD_GLOBAL);
-    if (handle) sym = dlsym(handle, "sgemm_");
-  }
-  return reinterpret_cast<SgemmFn>(sym);
 }
 
 std::string library_of(void* sym) {
@@ -144,7 +131,7 @@ bool openblas_core_is_weaker(const std::string& corename, const std::string& wan
 }
 
 double verify_blas_gemm() {
-  SgemmFn sgemm = find_sgemm();
+  SgemmFn sgemm = blas_sgemm();
   if (!sgemm) return -1.0;
   const int m = 96, n = 80, k = 72;
   std::mt19937 rng(1234);
@@ -170,7 +157,7 @@ double verify_blas_gemm() {
 
 BlasReport current_blas_report() {
   BlasReport r;
-  SgemmFn sgemm = find_sgemm();
+  SgemmFn sgemm = blas_sgemm();
   r.library = library_of(reinterpret_cast<void*>(sgemm));
   r.corename = openblas_corename_now();
   r.is_openblas = !r.corename.empty() || r.library.find("openblas") != std::string::npos;

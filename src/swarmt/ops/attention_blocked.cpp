@@ -14,9 +14,11 @@
 #include <functional>
 #include <limits>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "swarmt/core/error.h"
+#include "swarmt/ops/attention_band_cpu.h"
 #include "swarmt/ops/parallel.h"
 
 namespace swarmt::ops::detail {
@@ -53,12 +55,7 @@ at::Tensor flatten_kv_heads(const at::Tensor& x) {
 // Geometry of the blocked kernel and the pieces every block needs: its key band, its mask, its logits.
 class BandedBlocks {
  public:
-  struct Block {
-    int64_t q_start;  // first query (query index) of the block
-    int64_t q_len;    // queries in the block
-    int64_t k_start;  // first key (key index) of the band
-    int64_t k_len;    // keys in the band
-  };
+  using Block = BandBlock;
 
   BandedBlocks(const at::Tensor& q, const at::Tensor& k, const at::Tensor& doc_ids, const AttentionOptions& options)
       : batch_(q.size(0)),
@@ -80,16 +77,7 @@ class BandedBlocks {
   int64_t rep() const { return rep_; }
   at::ScalarType compute_type() const { return compute_; }
 
-  Block block(int64_t index) const {
-    Block b;
-    b.q_start = index * block_size_;
-    b.q_len = std::min(block_size_, n_queries_ - b.q_start);
-    const int64_t first_pos = b.q_start + past_;  // key index of the block's first query
-    const int64_t k_end = first_pos + b.q_len;    // one past the last query's own key
-    b.k_start = window_ > 0 ? std::max<int64_t>(0, first_pos - window_ + 1) : 0;
-    b.k_len = k_end - b.k_start;
-    return b;
-  }
+  Block block(int64_t index) const { return band_block(index, block_size_, n_queries_, past_, window_); }
 
   // Additive mask of block b for the flattened heads [head_begin, head_end): (Hd, q_len, 1, k_len) with
   // Hd = head_end − head_begin when there are documents, else 1 (broadcast). 0 where query i may see key j
@@ -221,6 +209,44 @@ class BlockScratch {
 
 enum ScratchSlot : size_t { kScores = 0, kSecond = 1, kTanh = 2 };
 
+// The raw CPU kernels' view of the grouped tensors (compute type; q contiguous, k and v rows unit-stride
+// with one layout for both). head_docs: (B·Hkv, Nk) int64 contiguous or undefined.
+template <typename T>
+BandProblem<T> band_problem(const at::Tensor& q_grouped, const at::Tensor& k_flat, const at::Tensor& v_flat,
+                            const at::Tensor& head_docs, int64_t rep, const AttentionOptions& options) {
+  SWARMT_CHECK(q_grouped.is_contiguous() && k_flat.strides() == v_flat.strides() && k_flat.stride(2) == 1,
+               "attention: unexpected layout for the CPU kernels");
+  BandProblem<T> p;
+  p.rep = rep;
+  p.n_queries = q_grouped.size(1) / rep;
+  p.n_keys = k_flat.size(1);
+  p.past = p.n_keys - p.n_queries;
+  p.window = options.window;
+  p.block_size = options.block_size;
+  p.head_dim = q_grouped.size(2);
+  p.scale = attention_scale(options, p.head_dim);
+  p.softcap = options.softcap;
+  p.q = q_grouped.data_ptr<T>();
+  p.k = k_flat.data_ptr<T>();
+  p.v = v_flat.data_ptr<T>();
+  p.kv_head_stride = k_flat.stride(0);
+  p.kv_row_stride = k_flat.stride(1);
+  if (head_docs.defined()) p.docs = head_docs.data_ptr<int64_t>();
+  return p;
+}
+
+// The document of every key per flattened (batch, kv head) row, (B·Hkv, Nk) contiguous; undefined if none.
+at::Tensor documents_per_head(const at::Tensor& doc_ids, int64_t kv_heads) {
+  if (!doc_ids.defined()) return {};
+  return doc_ids.to(at::kCPU, at::kLong).repeat_interleave(kv_heads, 0).contiguous();
+}
+
+// k and v with one layout (both views of one cache, or both contiguous).
+std::pair<at::Tensor, at::Tensor> same_layout(at::Tensor k_flat, at::Tensor v_flat) {
+  if (k_flat.strides() != v_flat.strides()) return {k_flat.contiguous(), v_flat.contiguous()};
+  return {k_flat, v_flat};
+}
+
 }  // namespace
 
 at::ScalarType attention_compute_type(at::ScalarType input) {
@@ -276,6 +302,20 @@ BlockedForwardResult blocked_attention_forward(const at::Tensor& q, const at::Te
   auto out = at::empty_like(q_grouped);                                        // (B·Hkv, Nq·rep, D)
   auto lse = at::empty({batch * kv_heads, q_grouped.size(1)}, q_grouped.options());  // (B·Hkv, Nq·rep)
 
+  if (q.device().is_cpu() && attention_band_kernels()) {
+    std::tie(k_flat, v_flat) = same_layout(k_flat, v_flat);
+    const at::Tensor head_docs = documents_per_head(doc_ids, kv_heads);
+    AT_DISPATCH_FLOATING_TYPES(compute, "band_forward_cpu", [&] {
+      const auto problem = band_problem<scalar_t>(q_grouped, k_flat, v_flat, head_docs, rep, options);
+      for_each_forward_range(blocks.flat_heads(), blocks.num_blocks(), q.device(),
+                             [&](int64_t head_begin, int64_t head_end, int64_t block_begin, int64_t block_end) {
+        band_forward_cpu(problem, out.data_ptr<scalar_t>(), lse.data_ptr<scalar_t>(), head_begin, head_end,
+                         block_begin, block_end);
+      });
+    });
+    return {ungroup_query_heads(out, batch, kv_heads, rep).to(q.scalar_type()), lse};
+  }
+
   for_each_forward_range(blocks.flat_heads(), blocks.num_blocks(), q.device(),
                          [&](int64_t head_begin, int64_t head_end, int64_t block_begin, int64_t block_end) {
     const int64_t heads = head_end - head_begin;
@@ -326,6 +366,22 @@ BlockedGradients blocked_attention_backward(const at::Tensor& q, const at::Tenso
   // the first to reach just before adding to them (cache-hot, instead of a separate pass over all keys).
   auto dk = at::empty(k_flat.sizes(), k_flat.options());
   auto dv = at::empty(v_flat.sizes(), v_flat.options());
+
+  if (q.device().is_cpu() && attention_band_kernels()) {
+    std::tie(k_flat, v_flat) = same_layout(k_flat, v_flat);
+    const at::Tensor head_docs = documents_per_head(doc_ids, kv_heads);
+    const at::Tensor lse_c = lse.to(compute).contiguous();
+    AT_DISPATCH_FLOATING_TYPES(compute, "band_backward_cpu", [&] {
+      const auto problem = band_problem<scalar_t>(q_grouped, k_flat, v_flat, head_docs, rep, options);
+      for_each_head_range(blocks.flat_heads(), q.device(), [&](int64_t head_begin, int64_t head_end) {
+        band_backward_cpu(problem, out_grouped.data_ptr<scalar_t>(), lse_c.data_ptr<scalar_t>(),
+                          grad_grouped.data_ptr<scalar_t>(), dq.data_ptr<scalar_t>(), dk.data_ptr<scalar_t>(),
+                          dv.data_ptr<scalar_t>(), head_begin, head_end);
+      });
+    });
+    return {ungroup_query_heads(dq, batch, kv_heads, rep).to(q.scalar_type()),
+            dk.view(k.sizes()).to(k.scalar_type()), dv.view(v.sizes()).to(v.scalar_type())};
+  }
 
   for_each_head_range(blocks.flat_heads(), q.device(), [&](int64_t head_begin, int64_t head_end) {
     const int64_t heads = head_end - head_begin;

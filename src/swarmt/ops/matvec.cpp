@@ -5,10 +5,11 @@
 #endif
 
 #include <algorithm>
-#include <cmath>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <iterator>
+#include <limits>
 #include <numeric>
 #include <type_traits>
 #include <vector>
@@ -406,6 +407,36 @@ SWARMT_TARGET_AVX512 void avx512_exp(float* x, int64_t n) {
   }
 }
 
+// x[i] = e^(x[i] − shift); returns Σ x[i] (the softmax row's normaliser, summed in fp32 lanes).
+SWARMT_TARGET_AVX512 float avx512_exp_shifted_sum(float* x, int64_t n, float shift) {
+  const __m512 vshift = _mm512_set1_ps(shift);
+  __m512 sum = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), vshift));
+    _mm512_storeu_ps(x + i, e);
+    sum = _mm512_add_ps(sum, e);
+  }
+  if (i < n) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512 e = _mm512_maskz_mov_ps(m, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), vshift)));
+    _mm512_mask_storeu_ps(x + i, m, e);
+    sum = _mm512_add_ps(sum, e);
+  }
+  return _mm512_reduce_add_ps(sum);
+}
+
+SWARMT_TARGET_AVX512 float avx512_max(const float* x, int64_t n) {
+  __m512 best = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) best = _mm512_max_ps(best, _mm512_loadu_ps(x + i));
+  if (i < n) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
+    best = _mm512_mask_max_ps(best, m, best, _mm512_maskz_loadu_ps(m, x + i));
+  }
+  return _mm512_reduce_max_ps(best);
+}
+
 #undef SWARMT_TARGET_AVX512
 #undef SWARMT_TARGET_AVX2
 #undef SWARMT_TARGET_AVX512BF16
@@ -656,6 +687,24 @@ void exp_inplace(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] = std::exp(x[i]);
 }
 
+float exp_shifted_sum(float* x, int64_t n, float shift) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (matvec_detail::isa() >= matvec_detail::Isa::Avx512) return matvec_detail::avx512_exp_shifted_sum(x, n, shift);
+#endif
+  float sum = 0.0f;
+  for (int64_t i = 0; i < n; ++i) sum += (x[i] = std::exp(x[i] - shift));
+  return sum;
+}
+
+float max_of(const float* x, int64_t n) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (matvec_detail::isa() >= matvec_detail::Isa::Avx512) return matvec_detail::avx512_max(x, n);
+#endif
+  float best = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < n; ++i) best = std::max(best, x[i]);
+  return best;
+}
+
 namespace {
 // The kernel levels by name, in the order of matvec_detail::Isa.
 constexpr const char* kIsaNames[] = {"portable", "avx2", "avx512", "avx512-bf16"};
@@ -671,6 +720,8 @@ bool set_matvec_isa(const std::string& name) {
   }
   return false;
 }
+
+bool matvec_has_avx512() { return matvec_detail::isa() >= matvec_detail::Isa::Avx512; }
 
 std::string matvec_isa() { return kIsaNames[static_cast<int>(matvec_detail::isa())]; }
 

@@ -1,0 +1,23 @@
+// Small fp32 GEMMs on raw row-major buffers, for the CPU kernels that work block by block (attention
+// bands): C = alpha · A · B + beta · C with B row-major and A read with any strides, so Aᵀ costs nothing.
+//
+// Why not BLAS: at the blocks' shapes (64 × 191 × 64 and the like) OpenBLAS spends most of each call
+// packing panels it then uses a few times (measured: the blocked attention at ~10 % of the FMA peak with
+// BLAS on raw buffers). The kernel here keeps an 8 × 32 tile of C in 16 AVX-512 registers and streams
+// rows of B, so nothing is packed; B's rows stay in L1/L2 across the tiles of one call.
+#pragma once
+
+#include <cstdint>
+
+namespace swarmt::ops {
+
+// C[i·ldc + j] = alpha · Σ_k A[i·a_row + k·a_col] · B[k·ldb + j] + beta · C[i·ldc + j], i < m, j < n.
+// beta == 0 never reads C. AVX-512 kernel when the kernel level allows it (see matvec.h's
+// set_matvec_isa), plain loops otherwise.
+void gemm_small(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t a_row, int64_t a_col,
+                const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+// Whether gemm_small runs its AVX-512 kernel (false: its plain loops, which callers may prefer to BLAS).
+bool gemm_small_is_vectorized();
+
+}  // namespace swarmt::ops
