@@ -117,27 +117,24 @@ int64_t max_band(const BandProblem<T>& p) {
   return p.window > 0 ? std::min(n_keys, p.block_size + p.window - 1) : n_keys;
 }
 
-// The GEMMs of one block. fp32 on AVX-512: gemm_small, with the keys (and values) a worker's blocks
-// reach transposed once per head, so that every right-hand side is row-major; otherwise BLAS on the
-// buffers as they are.
+// The GEMMs of one block. fp32 on AVX-512: gemm_small, with the keys (and values) transposed so that
+// every right-hand side is row-major; otherwise BLAS on the buffers as they are. The transposes cover a
+// chunk of kChunkKeys keys from the current band on, redone when a band leaves it (bands only move
+// forward): transposing a whole head at once put the rows a block reads N·4 bytes apart, and at N = 64k
+// the GEMM slowed down on page-table walks.
 template <typename T>
 class BlockProducts {
  public:
   BlockProducts(const BandProblem<T>& p)
       : d_(p.head_dim), row_stride_(p.kv_row_stride), small_(std::is_same_v<T, float> && gemm_small_is_vectorized()) {}
 
-  // The head's keys and values (row 0 of each), of which blocks will use rows [key_begin, key_end).
-  void set_head(const T* keys, const T* values, int64_t key_begin, int64_t key_end, bool transpose_values) {
+  // The head's keys and values (row 0 of each); blocks use rows below key_end.
+  void set_head(const T* keys, const T* values, int64_t key_end, bool transpose_values) {
     head_keys_ = keys;
     head_values_ = values;
-    key_begin_ = key_begin;
-    span_ = key_end - key_begin;
-    // Row stride of the transposes: a multiple of 4 KiB would put every row of a block's right-hand
-    // side in the same L1 set (measured: the GEMM at a third of its rate at N = 16384).
-    ld_t_ = span_ + (span_ * static_cast<int64_t>(sizeof(T)) % 4096 == 0 ? 16 : 0);
-    if (!small_) return;
-    transpose(keys, keys_t_);
-    if (transpose_values) transpose(values, values_t_);
+    key_end_ = key_end;
+    transpose_values_ = transpose_values;
+    chunk_begin_ = chunk_end_ = 0;
   }
 
   // The band of the next block: keys [k_start, k_start + len), and for each of its `rows` rows the band
@@ -149,6 +146,15 @@ class BlockProducts {
     rows_ = rows;
     lo_ = lo;
     hi_ = hi;
+    if (small_ && (k_start < chunk_begin_ || k_start + len > chunk_end_)) {
+      chunk_begin_ = k_start;
+      chunk_end_ = std::min(key_end_, k_start + std::max(len, kChunkKeys));
+      const int64_t span = chunk_end_ - chunk_begin_;
+      // A row stride of a multiple of 4 KiB would put every row a tile reads in one L1 set.
+      ld_t_ = span + (span * static_cast<int64_t>(sizeof(T)) % 4096 == 0 ? 16 : 0);
+      transpose(head_keys_, keys_t_);
+      if (transpose_values_) transpose(head_values_, values_t_);
+    }
   }
 
   // C (rows × len) = alpha · X Kᵀ (or X Vᵀ), X rows of D; only the visible columns of each strip.
@@ -182,10 +188,11 @@ class BlockProducts {
   void transpose(const T* rows, std::vector<T>& out) const {
     out.resize(static_cast<size_t>(d_ * ld_t_));
     constexpr int64_t kPanel = 64;
-    for (int64_t j0 = 0; j0 < span_; j0 += kPanel) {
-      const int64_t j1 = std::min(span_, j0 + kPanel);
+    const int64_t span = chunk_end_ - chunk_begin_;
+    for (int64_t j0 = 0; j0 < span; j0 += kPanel) {
+      const int64_t j1 = std::min(span, j0 + kPanel);
       for (int64_t e = 0; e < d_; ++e) {
-        const T* src = rows + (key_begin_ + j0) * row_stride_ + e;
+        const T* src = rows + (chunk_begin_ + j0) * row_stride_ + e;
         T* dst = out.data() + e * ld_t_;
         for (int64_t j = j0; j < j1; ++j, src += row_stride_) dst[j] = *src;
       }
@@ -204,7 +211,7 @@ class BlockProducts {
   void times_t(T alpha, const T* x, const T* head, const std::vector<T>& head_t, T* c) const {
     if constexpr (std::is_same_v<T, float>) {
       if (small_) {
-        const T* band_t = head_t.data() + (k_start_ - key_begin_);
+        const T* band_t = head_t.data() + (k_start_ - chunk_begin_);
         for_each_strip([&](int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
           gemm_small(r1 - r0, j1 - j0, d_, alpha, x + r0 * d_, d_, 1, band_t + j0, ld_t_, 0.0f, c + r0 * len_ + j0,
                      len_);
@@ -232,7 +239,9 @@ class BlockProducts {
   bool small_;
   const T* head_keys_ = nullptr;
   const T* head_values_ = nullptr;
-  int64_t key_begin_ = 0, span_ = 0, ld_t_ = 0, k_start_ = 0, len_ = 0, rows_ = 0;
+  static constexpr int64_t kChunkKeys = 1024;
+  int64_t key_end_ = 0, chunk_begin_ = 0, chunk_end_ = 0, ld_t_ = 0, k_start_ = 0, len_ = 0, rows_ = 0;
+  bool transpose_values_ = false;
   const int64_t* lo_ = nullptr;
   const int64_t* hi_ = nullptr;
   std::vector<T> keys_t_, values_t_;
@@ -252,13 +261,11 @@ void band_forward_cpu(const BandProblem<T>& p, T* out, T* lse, int64_t head_begi
   std::vector<int64_t> lo(inverse_sums.size()), hi(inverse_sums.size());
   BlockProducts<T> products(p);
   if (block_end <= block_begin) return;
-  const int64_t key_begin = p.block(block_begin).k_start;
   const BandBlock last = p.block(block_end - 1);
   for (int64_t h = head_begin; h < head_end; ++h) {
     const T* q = p.q + h * rows_per_head * d;
     const int64_t* docs = p.docs ? p.docs + h * p.n_keys : nullptr;
-    products.set_head(p.k + h * p.kv_head_stride, p.v + h * p.kv_head_stride, key_begin, last.k_start + last.k_len,
-                      false);
+    products.set_head(p.k + h * p.kv_head_stride, p.v + h * p.kv_head_stride, last.k_start + last.k_len, false);
     for (int64_t index = block_begin; index < block_end; ++index) {
       const BandBlock b = p.block(index);
       const int64_t rows = b.q_len * p.rep, row0 = b.q_start * p.rep, len = b.k_len;
@@ -296,7 +303,7 @@ void band_backward_cpu(const BandProblem<T>& p, const T* out, const T* lse, cons
   BlockProducts<T> products(p);
   for (int64_t h = head_begin; h < head_end; ++h) {
     const T* q = p.q + h * rows_per_head * d;
-    products.set_head(p.k + h * p.kv_head_stride, p.v + h * p.kv_head_stride, 0, p.n_keys, true);
+    products.set_head(p.k + h * p.kv_head_stride, p.v + h * p.kv_head_stride, p.n_keys, true);
     const T* o = out + h * rows_per_head * d;
     const T* g = grad_out + h * rows_per_head * d;
     const T* lse_h = lse + h * rows_per_head;
