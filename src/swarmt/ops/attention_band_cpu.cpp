@@ -2,14 +2,15 @@
 //
 // Per query block of R = q_len·rep grouped rows and its band of K keys, s = softcap(scale · q kᵀ) on
 // the visible pairs (0 <= pos_i − pos_j < window, same document):
-//   forward   S = scale·Q Kᵀ (BLAS);  row by row: cap, mask, P = softmax(s), lse = m + log Σ exp(s − m);
-//             O = P V (BLAS)
-//   backward  S = scale·Q Kᵀ, dP = dO Vᵀ (BLAS);  row by row: P = exp(s − lse), Δ = dO·O,
+//   forward   S = scale·Q Kᵀ;  row by row: cap, mask, P = e^(s − m), lse = m + log Σ P;  O = P V / Σ P
+//   backward  S = scale·Q Kᵀ, dP = dO Vᵀ;  row by row: P = exp(s − lse), Δ = dO·O,
 //             dS = P ⊙ (dP − Δ) ⊙ (1 − tanh²) (the last factor with soft-capping only);
-//             dQ = scale·dS K, dK += scale·dSᵀ Q, dV += Pᵀ dO (BLAS)
-// Invisible pairs get P = dS = 0, so the BLAS calls may run over the whole band.
+//             dQ = scale·dS K, dK += scale·dSᵀ Q, dV += Pᵀ dO
+// The products are gemm_small calls (fp32 with AVX-512) or BLAS. Invisible pairs get P = dS = 0, so a
+// product may run over more of the band than a row sees.
 #include "swarmt/ops/attention_band_cpu.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>

@@ -1,9 +1,9 @@
 // Internal to ops/attention_blocked.cpp: the blocked attention's CPU kernels on raw buffers.
 //
-// The same blocks and equations as the batched-op path (attention_blocked.cpp), but each block is five
-// BLAS calls on contiguous row-major blocks plus loops that fuse the mask, soft-cap, softmax and the
-// gradient algebra in one pass over the block's scores. The batched-op path spent most of its time in
-// the ~12 small ATen ops per block (dispatch, temporaries, strided views), not in the arithmetic.
+// The same blocks and equations as the batched-op path (attention_blocked.cpp), but each block's products
+// are small-GEMM calls on raw buffers (ops/gemm_small.h; BLAS below AVX-512 and in fp64), and loops fuse
+// the mask, soft-cap, softmax and the gradient algebra in one pass per row. The batched-op path ran ~12
+// ATen ops per block and OpenBLAS packed panels for products of 64 × 191 × 64.
 #pragma once
 
 #include <algorithm>

@@ -14,7 +14,8 @@
 // Threads (CPU). The B·Hkv rows are independent: each worker takes a range of them and runs all blocks
 // with single-threaded ops, so a call costs one fork/join rather than one per small op (on 2 shared
 // cores the per-op barriers cost more than the arithmetic). The forward splits query blocks instead when
-// there are fewer rows than threads.
+// there are fewer rows than threads. On CPU each block runs on raw buffers (attention_band_cpu.h); the
+// batched tensor ops below serve accelerators.
 #pragma once
 
 #include <ATen/ATen.h>
