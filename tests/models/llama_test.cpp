@@ -12,9 +12,9 @@
 
 #include "models/decode_paths.h"
 #include "models/hf_checkpoint.h"
+#include "ops/kernel_levels.h"
 #include "swarmt/infer/token_stream.h"
 #include "swarmt/models/model_io.h"
-#include "swarmt/ops/matvec.h"
 
 namespace swarmt::models {
 namespace {
@@ -266,17 +266,14 @@ TEST(LlamaDecoding, token_stream_equals_full_forward) {
 // of ops/matvec.h this CPU has; the best level is restored afterwards.
 void for_each_kernel_level_and_dtype(const std::string& dir,
                                      const std::function<void(const std::shared_ptr<CausalLM>&, at::ScalarType)>& body) {
-  const std::string best = ops::matvec_isa();
-  for (const std::string level : {"portable", "avx2", "avx512", "avx512-bf16"}) {
-    if (!ops::set_matvec_isa(level)) continue;
+  ops::for_each_kernel_level([&] {
     for (auto dtype : {at::kFloat, at::kBFloat16}) {
-      SCOPED_TRACE(level + (dtype == at::kFloat ? " fp32" : " bf16"));
+      SCOPED_TRACE(dtype == at::kFloat ? "fp32" : "bf16");
       models::LoadOptions options;
       options.dtype = dtype;
       body(load_model(dir, options), dtype);
     }
-  }
-  ASSERT_TRUE(ops::set_matvec_isa(best));
+  });
 }
 
 // Decoding in the dtypes users run (fp32, bf16) takes the decode kernels (ops/matvec.h for every

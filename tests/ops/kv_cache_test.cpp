@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "ops/kernel_levels.h"
 #include "swarmt/core/error.h"
 #include "swarmt/ops/attention.h"
-#include "swarmt/ops/matvec.h"
 #include "swarmt/ops/rope.h"
 #include "test_util.h"
 
@@ -94,9 +94,7 @@ TEST(KVCacheTest, ring_decode_matches_full_forward) {
 // batch of two, on every matvec kernel level this CPU has.
 TEST(KVCacheTest, fp32_and_bf16_decoding_equals_fp64_attention) {
   auto s = random_sequence(2, 6, 2, 41, 12);
-  const std::string best = matvec_isa();
-  for (const std::string level : {"portable", "avx2", "avx512", "avx512-bf16"}) {
-    if (!set_matvec_isa(level)) continue;
+  for_each_kernel_level([&] {
     for (auto dtype : {at::kFloat, at::kBFloat16}) {
       Sequence rounded{s.q.to(dtype), s.k.to(dtype), s.v.to(dtype)};
       Sequence exact{rounded.q.to(at::kDouble), rounded.k.to(at::kDouble), rounded.v.to(at::kDouble)};
@@ -106,7 +104,7 @@ TEST(KVCacheTest, fp32_and_bf16_decoding_equals_fp64_attention) {
         double softcap;
       };
       for (const Case c : {Case{5, 5, 0.0}, Case{9, 4, 0.0}, Case{0, 0, 0.0}, Case{0, 0, 2.0}}) {
-        SCOPED_TRACE(str_cat(level, dtype == at::kFloat ? " fp32" : " bf16", " capacity ", c.capacity, " window ",
+        SCOPED_TRACE(str_cat(dtype == at::kFloat ? "fp32" : "bf16", " capacity ", c.capacity, " window ",
                              c.window, " softcap ", c.softcap));
         AttentionOptions options = window_of(c.window);
         options.softcap = c.softcap;
@@ -116,8 +114,7 @@ TEST(KVCacheTest, fp32_and_bf16_decoding_equals_fp64_attention) {
         EXPECT_TENSORS_CLOSE(decoded.to(at::kDouble), causal_attention(exact.q, exact.k, exact.v, options), tol);
       }
     }
-  }
-  ASSERT_TRUE(set_matvec_isa(best));
+  });
 }
 
 TEST(KVCacheTest, ring_larger_than_window_ignores_keys_outside_the_window) {
