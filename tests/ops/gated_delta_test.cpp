@@ -3,9 +3,11 @@
 // and finite differences. All in fp64.
 #include <gtest/gtest.h>
 
+#include "ops/kernel_levels.h"
 #include "ops/recurrent_test_inputs.h"
 #include "swarmt/core/error.h"
 #include "swarmt/ops/gated_delta.h"
+#include "swarmt/ops/gated_delta_cpu.h"
 #include "test_util.h"
 
 namespace swarmt::ops {
@@ -199,6 +201,55 @@ TEST(GatedDeltaKernel, backward_matches_finite_differences_on_a_tiny_case) {
   EXPECT_TENSORS_CLOSE(got.beta, finite_difference(loss, in.beta), 1e-6);
   EXPECT_TENSORS_CLOSE(got.g, finite_difference(loss, in.g), 1e-6);
   EXPECT_TENSORS_CLOSE(got.S0, finite_difference(loss, initial.S), 1e-6);
+}
+
+// The raw-buffer CPU kernels against the batched-op path: outputs, final state and every gradient, with
+// and without resets and an initial state, chunk sizes that do and do not divide N, dims that are not
+// multiples of the SIMD width; fp64 and fp32 (fp32 on every kernel level: small GEMMs with AVX-512, BLAS
+// below it).
+TEST(GatedDeltaKernel, cpu_kernels_equal_the_batched_ops_forward_and_backward) {
+  struct Case {
+    int64_t batch, heads, length, k_dim, v_dim, chunk;
+    std::vector<int64_t> resets;
+  };
+  const std::vector<Case> cases = {{2, 2, 19, 4, 3, 4, {0, 5, 6, 8, 17}}, {1, 3, 40, 16, 33, 16, {}},
+                                   {2, 1, 70, 20, 40, 64, {1, 63, 64, 66}}, {1, 1, 1, 5, 7, 64, {}},
+                                   {1, 2, 130, 32, 64, 64, {}}};
+  ASSERT_TRUE(detail::gated_delta_cpu_kernels()) << "no BLAS GEMM found: the CPU kernels would not run";
+  for (auto dtype : {at::kDouble, at::kFloat}) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(::testing::Message() << "B " << c.batch << " H " << c.heads << " N " << c.length << " Dk "
+                                        << c.k_dim << " Dv " << c.v_dim << " L " << c.chunk << " resets "
+                                        << c.resets.size() << " " << dtype);
+      GatedDeltaInputs in = random_gated_delta_inputs(c.batch, c.heads, c.length, c.k_dim, c.v_dim, 250 + c.length);
+      in = {in.q.to(dtype), in.k.to(dtype), in.v.to(dtype), in.beta.to(dtype), in.g.to(dtype)};
+      GatedDeltaState initial{random_state(c.batch, c.heads, c.k_dim, c.v_dim, 251).S.to(dtype)};
+      at::Tensor resets = c.resets.empty() ? at::Tensor() : resets_at(c.batch, c.length, c.resets);
+      auto run = [&](bool cpu_kernels) {
+        detail::set_gated_delta_cpu_kernels(cpu_kernels);
+        at::Tensor q = in.q.clone().requires_grad_(), k = in.k.clone().requires_grad_();
+        at::Tensor v = in.v.clone().requires_grad_(), beta = in.beta.clone().requires_grad_();
+        at::Tensor g = in.g.clone().requires_grad_(), s0 = initial.S.clone().requires_grad_();
+        auto [o, state] = gated_delta_chunkwise(q, k, v, beta, g, GatedDeltaState{s0}, with_chunk(c.chunk), resets);
+        at::Generator gen = at::detail::createCPUGenerator(252);
+        ((o * at::randn(o.sizes(), gen, o.options())).sum() +
+         (state.S * at::randn(state.S.sizes(), gen, o.options())).sum())
+            .backward();
+        detail::set_gated_delta_cpu_kernels(true);
+        return std::vector<at::Tensor>{o, state.S, q.grad(), k.grad(), v.grad(), beta.grad(), g.grad(), s0.grad()};
+      };
+      const std::vector<at::Tensor> batched = run(false);
+      for_each_kernel_level([&] {
+        const std::vector<at::Tensor> fused = run(true);
+        const double tolerance = dtype == at::kDouble ? 1e-10 : 2e-4;
+        for (size_t i = 0; i < fused.size(); ++i) {
+          SCOPED_TRACE("output " + std::to_string(i));
+          EXPECT_EQ(fused[i].scalar_type(), dtype);
+          EXPECT_TENSORS_CLOSE(fused[i], batched[i], tolerance);
+        }
+      });
+    }
+  }
 }
 
 TEST(GatedDeltaKernel, fp32_inputs_run_in_fp32_and_match_fp64) {

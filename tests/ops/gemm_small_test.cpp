@@ -65,5 +65,24 @@ TEST(GemmSmall, equals_a_plain_sum_on_every_kernel_level_and_shape) {
   });
 }
 
+// transpose_small against the definition, with padded row strides on both sides whose padding must stay
+// untouched: full 8 × 8 tiles, and edges of every width on either side.
+TEST(GemmSmall, transpose_equals_the_definition_on_every_kernel_level_and_shape) {
+  for_each_kernel_level([] {
+    for (int64_t rows : {1, 7, 8, 9, 16, 64, 70})
+      for (int64_t cols : {1, 5, 8, 15, 16, 128, 131}) {
+        const int64_t ld_src = cols + 3, ld_dst = rows + 2;
+        std::vector<float> src(static_cast<size_t>(rows * ld_src)), dst(static_cast<size_t>(cols * ld_dst), -7.0f);
+        for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i);
+        transpose_small(src.data(), rows, cols, ld_src, dst.data(), ld_dst);
+        for (int64_t c = 0; c < cols; ++c)
+          for (int64_t r = 0; r < ld_dst; ++r) {
+            const float want = r < rows ? src[r * ld_src + c] : -7.0f;
+            ASSERT_EQ(dst[c * ld_dst + r], want) << rows << " x " << cols << " at " << c << "," << r;
+          }
+      }
+  });
+}
+
 }  // namespace
 }  // namespace swarmt::ops

@@ -18,7 +18,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "swarmt/core/blas_symbols.h"
+#include "swarmt/ops/block_gemm.h"
 #include "swarmt/ops/gemm_small.h"
 #include "swarmt/ops/matvec.h"
 
@@ -28,26 +28,6 @@ namespace {
 std::atomic<bool>& band_kernels_flag() {
   static std::atomic<bool> on{true};
   return on;
-}
-
-// Row-major C (m × n) = alpha · op(A) · op(B) + beta · C, op(X) = Xᵀ where the flag says so. BLAS is
-// column-major: a row-major matrix is its transpose there, so this is Cᵀ = op(B)ᵀ op(A)ᵀ.
-template <typename T, typename Fn>
-void gemm_rows_with(Fn gemm, bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
-                    int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
-  const char ta = transpose_b ? 'T' : 'N', tb = transpose_a ? 'T' : 'N';
-  const int mi = static_cast<int>(n), ni = static_cast<int>(m), ki = static_cast<int>(k);
-  const int lda_i = static_cast<int>(ldb), ldb_i = static_cast<int>(lda), ldc_i = static_cast<int>(ldc);
-  gemm(&ta, &tb, &mi, &ni, &ki, &alpha, b, &lda_i, a, &ldb_i, &beta, c, &ldc_i);
-}
-
-void gemm_rows(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-               int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  gemm_rows_with(blas_sgemm(), transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-void gemm_rows(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
-               int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
-  gemm_rows_with(blas_dgemm(), transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 // The softmax pieces of a row: max, and x = e^(x − shift) with its sum (vectorised in fp32).
@@ -251,7 +231,7 @@ class BlockProducts {
 }  // namespace
 
 void set_attention_band_kernels(bool on) { band_kernels_flag().store(on); }
-bool attention_band_kernels() { return band_kernels_flag().load() && blas_sgemm() && blas_dgemm(); }
+bool attention_band_kernels() { return band_kernels_flag().load() && block_gemm_available(); }
 
 template <typename T>
 void band_forward_cpu(const BandProblem<T>& p, T* out, T* lse, int64_t head_begin, int64_t head_end,

@@ -16,11 +16,14 @@
 // finally dg = within-chunk reverse cumsum of dℓ.
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <array>
 #include <cmath>
 
 #include "swarmt/core/error.h"
 #include "swarmt/ops/gated_delta.h"
+#include "swarmt/ops/gated_delta_cpu.h"
 #include "swarmt/ops/no_autocast.h"
+#include "swarmt/ops/parallel.h"
 #include "swarmt/ops/recurrent_chunking.h"
 
 namespace swarmt::ops {
@@ -86,6 +89,81 @@ UTTransform ut_transform(const at::Tensor& kc, const at::Tensor& vc, const at::T
   return ut;
 }
 
+// The raw-buffer view of one padded problem for the CPU kernels; every tensor contiguous, resets
+// undefined or bool (B, N).
+template <typename T>
+detail::GatedDeltaProblem<T> cpu_problem(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                         const at::Tensor& beta, const at::Tensor& g, const at::Tensor& resets,
+                                         int64_t chunk, double scale) {
+  detail::GatedDeltaProblem<T> p;
+  p.heads = q.size(0) * q.size(1);
+  p.heads_per_batch = q.size(1);
+  p.length = q.size(2);
+  p.chunk = chunk;
+  p.k_dim = q.size(3);
+  p.v_dim = v.size(3);
+  p.scale = static_cast<T>(scale);
+  p.q = q.data_ptr<T>();
+  p.k = k.data_ptr<T>();
+  p.v = v.data_ptr<T>();
+  p.beta = beta.data_ptr<T>();
+  p.g = g.data_ptr<T>();
+  p.resets = resets.defined() ? resets.data_ptr<bool>() : nullptr;
+  return p;
+}
+
+at::Tensor contiguous_resets(const at::Tensor& resets) {
+  const at::Tensor r = detail::resets_or_none(resets);
+  return r.defined() ? r.contiguous() : r;
+}
+
+// Forward on the CPU kernels: {o, final state, S_{k-1} per chunk}, shaped as the batched-op path's.
+std::array<at::Tensor, 3> forward_cpu(const at::Tensor& q_in, const at::Tensor& k_in, const at::Tensor& v_in,
+                                      const at::Tensor& beta_in, const at::Tensor& g_in, const at::Tensor& initial,
+                                      const at::Tensor& resets_in, int64_t chunk, double scale) {
+  const at::Tensor q = q_in.contiguous(), k = k_in.contiguous(), v = v_in.contiguous();
+  const at::Tensor beta = beta_in.contiguous(), g = g_in.contiguous(), start = initial.contiguous();
+  const at::Tensor resets = contiguous_resets(resets_in);
+  const int64_t batch = q.size(0), heads = q.size(1), length = q.size(2), k_dim = q.size(3), v_dim = v.size(3);
+  at::Tensor out = at::empty({batch, heads, length, v_dim}, q.options());
+  at::Tensor final_state = at::empty({batch, heads, k_dim, v_dim}, q.options());
+  at::Tensor prev_states = at::empty({batch, heads, length / chunk, k_dim, v_dim}, q.options());
+  AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "gated_delta_forward_cpu", [&] {
+    const auto p = cpu_problem<scalar_t>(q, k, v, beta, g, resets, chunk, scale);
+    parallel_for(0, p.heads, 1, [&](int64_t begin, int64_t end) {
+      detail::gated_delta_forward_cpu(p, start.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(),
+                                      final_state.data_ptr<scalar_t>(), prev_states.data_ptr<scalar_t>(), begin, end);
+    });
+  });
+  return {out, final_state, prev_states};
+}
+
+// Backward on the CPU kernels: {dq, dk, dv, dbeta, dg, d_initial}.
+std::array<at::Tensor, 6> backward_cpu(const at::Tensor& q_in, const at::Tensor& k_in, const at::Tensor& v_in,
+                                       const at::Tensor& beta_in, const at::Tensor& g_in, const at::Tensor& resets_in,
+                                       const at::Tensor& prev_states, const at::Tensor& d_out_in,
+                                       const at::Tensor& d_final_in, int64_t chunk, double scale) {
+  const at::Tensor q = q_in.contiguous(), k = k_in.contiguous(), v = v_in.contiguous();
+  const at::Tensor beta = beta_in.contiguous(), g = g_in.contiguous(), states = prev_states.contiguous();
+  const at::Tensor resets = contiguous_resets(resets_in);
+  const int64_t batch = q.size(0), heads = q.size(1), k_dim = q.size(3), v_dim = v.size(3);
+  const at::Tensor d_out = d_out_in.defined() ? d_out_in.contiguous() : at::zeros_like(v);
+  const at::Tensor d_final =
+      d_final_in.defined() ? d_final_in.contiguous() : at::zeros({batch, heads, k_dim, v_dim}, q.options());
+  at::Tensor dq = at::empty_like(q), dk = at::empty_like(k), dv = at::empty_like(v);
+  at::Tensor dbeta = at::empty_like(beta), dg = at::empty_like(g), d_initial = at::empty_like(d_final);
+  AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "gated_delta_backward_cpu", [&] {
+    const auto p = cpu_problem<scalar_t>(q, k, v, beta, g, resets, chunk, scale);
+    parallel_for(0, p.heads, 1, [&](int64_t begin, int64_t end) {
+      detail::gated_delta_backward_cpu(p, states.data_ptr<scalar_t>(), d_out.data_ptr<scalar_t>(),
+                                       d_final.data_ptr<scalar_t>(), dq.data_ptr<scalar_t>(), dk.data_ptr<scalar_t>(),
+                                       dv.data_ptr<scalar_t>(), dbeta.data_ptr<scalar_t>(), dg.data_ptr<scalar_t>(),
+                                       d_initial.data_ptr<scalar_t>(), begin, end);
+    });
+  });
+  return {dq, dk, dv, dbeta, dg, d_initial};
+}
+
 // The custom autograd Function. All sequence inputs padded to NC·L, in the compute dtype.
 //   q, k: (B, H, N, Dk); v: (B, H, N, Dv); beta, g: (B, H, N); initial: (B, H, Dk, Dv);
 //   resets: empty (no resets) or bool (B, N).  Outputs: o (B, H, N, Dv), final state (B, H, Dk, Dv).
@@ -94,6 +172,13 @@ struct GatedDeltaFunction : public torch::autograd::Function<GatedDeltaFunction>
                                const at::Tensor& beta, const at::Tensor& g, const at::Tensor& initial,
                                const at::Tensor& resets, int64_t chunk, double scale) {
     NoAutocast no_autocast;
+    ctx->saved_data["chunk"] = chunk;
+    ctx->saved_data["scale"] = scale;
+    if (q.device().is_cpu() && detail::gated_delta_cpu_kernels()) {
+      auto [out, final_state, prev_states] = forward_cpu(q, k, v, beta, g, initial, resets, chunk, scale);
+      ctx->save_for_backward({q, k, v, beta, g, resets, prev_states});
+      return {out, final_state};
+    }
     const int64_t batch = q.size(0), heads = q.size(1), length = q.size(2);
     const int64_t k_dim = q.size(3), v_dim = v.size(3), chunks = length / chunk, bh = batch * heads;
     ResetMasks masks = detail::make_reset_masks(detail::resets_or_none(resets), chunk);
@@ -128,8 +213,6 @@ struct GatedDeltaFunction : public torch::autograd::Function<GatedDeltaFunction>
     o.add_(at::matmul(at::matmul(qc, kc.transpose(-2, -1)).mul_(f.pair), v_new));
 
     ctx->save_for_backward({q, k, v, beta, g, resets, prev_states});
-    ctx->saved_data["chunk"] = chunk;
-    ctx->saved_data["scale"] = scale;
     return {o.view({batch, heads, length, v_dim}), final_state};
   }
 
@@ -142,6 +225,11 @@ struct GatedDeltaFunction : public torch::autograd::Function<GatedDeltaFunction>
     const double scale = ctx->saved_data["scale"].toDouble();
     const int64_t batch = q.size(0), heads = q.size(1), length = q.size(2);
     const int64_t k_dim = q.size(3), v_dim = v.size(3), chunks = length / chunk, bh = batch * heads;
+    if (q.device().is_cpu() && detail::gated_delta_cpu_kernels()) {
+      auto [dq, dk, dv, dbeta, dg, d_initial] =
+          backward_cpu(q, k, v, beta, g, resets, prev_states, grads[0], grads[1], chunk, scale);
+      return {dq, dk, dv, dbeta, dg, d_initial, at::Tensor(), at::Tensor(), at::Tensor()};
+    }
 
     at::Tensor d_out = grads[0].defined() ? grads[0].contiguous() : at::zeros_like(v);
     at::Tensor d_final = grads[1].defined() ? grads[1] : at::zeros({batch, heads, k_dim, v_dim}, q.options());

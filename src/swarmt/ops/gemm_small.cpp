@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "swarmt/ops/block_loops.h"
 #include "swarmt/ops/matvec.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -101,10 +102,46 @@ SWARMT_TARGET_AVX512 void gemm_avx512(int64_t m, int64_t n, int64_t k, float alp
     default: break;
   }
 }
+// dst (8 × 8, row stride ld_dst) = srcᵀ (8 × 8, row stride ld_src): unpack pairs of rows, shuffle pairs
+// of pairs, then swap 128-bit halves.
+SWARMT_TARGET_AVX512 inline void transpose_8x8(const float* src, int64_t ld_src, float* dst, int64_t ld_dst) {
+  __m256 r[8], t[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * ld_src);
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);      // a0 b0 a1 b1 | a4 b4 a5 b5
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);  // a2 b2 a3 b3 | a6 b6 a7 b7
+  }
+  for (int i = 0; i < 8; i += 4) {
+    r[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));      // a0 b0 c0 d0 | a4 b4 c4 d4
+    r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));  // a1 b1 c1 d1 | a5 ...
+    r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 4; ++i) {
+    _mm256_storeu_ps(dst + i * ld_dst, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+    _mm256_storeu_ps(dst + (i + 4) * ld_dst, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+  }
+}
+
+SWARMT_TARGET_AVX512 void transpose_avx512(const float* src, int64_t rows, int64_t cols, int64_t ld_src, float* dst,
+                                           int64_t ld_dst) {
+  const int64_t full_rows = rows - rows % 8, full_cols = cols - cols % 8;
+  for (int64_t r = 0; r < full_rows; r += 8)
+    for (int64_t c = 0; c < full_cols; c += 8) transpose_8x8(src + r * ld_src + c, ld_src, dst + c * ld_dst + r, ld_dst);
+  for (int64_t r = 0; r < rows; ++r)  // the edges
+    for (int64_t c = r < full_rows ? full_cols : 0; c < cols; ++c) dst[c * ld_dst + r] = src[r * ld_src + c];
+}
 #undef SWARMT_TARGET_AVX512
 #endif  // x86
 
 }  // namespace
+
+void transpose_small(const float* src, int64_t rows, int64_t cols, int64_t ld_src, float* dst, int64_t ld_dst) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (gemm_small_is_vectorized()) return transpose_avx512(src, rows, cols, ld_src, dst, ld_dst);
+#endif
+  loops::transpose(src, rows, cols, ld_src, dst, ld_dst);
+}
 
 bool gemm_small_is_vectorized() { return matvec_has_avx512(); }
 

@@ -17,6 +17,11 @@ namespace swarmt::ops {
 void gemm_small(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t a_row, int64_t a_col,
                 const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
+// dst (cols × rows, row stride ld_dst) = srcᵀ (rows × cols, row stride ld_src): the right-hand sides
+// gemm_small needs for products with a transposed B. 8 × 8 register transposes with AVX-512's kernel
+// level (a plain loop writes one strided element per store), plain loops otherwise.
+void transpose_small(const float* src, int64_t rows, int64_t cols, int64_t ld_src, float* dst, int64_t ld_dst);
+
 // Whether gemm_small runs its AVX-512 kernel (false: its plain loops, which callers may prefer to BLAS).
 bool gemm_small_is_vectorized();
 

@@ -1,0 +1,32 @@
+// Products of small row-major blocks for the CPU kernels that work block by block (attention bands,
+// chunkwise recurrences): gemm_small in fp32 where it is vectorised, the BLAS libtorch links otherwise
+// (fp64, or no AVX-512).
+#pragma once
+
+#include <cstdint>
+
+namespace swarmt::ops {
+
+// Row-major C (m × n) = alpha · op(A) · op(B) + beta · C, op(X) = Xᵀ where the flag says so (BLAS).
+void gemm_rows(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+               int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+void gemm_rows(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
+               int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
+
+// gemm_small's contract (C[i, j] = alpha · Σ_p A[i·a_row + p·a_col] · B[p·ldb + j] + beta · C[i, j], B
+// row-major, beta == 0 never reads C) for fp32 and fp64. A's strides must describe a row-major matrix
+// or its transpose (a_col == 1 or a_row == 1; either when m == 1).
+void block_gemm(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t a_row, int64_t a_col,
+                const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+void block_gemm(int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t a_row, int64_t a_col,
+                const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
+
+// dst (cols × rows, row stride ld_dst) = srcᵀ (rows × cols, row stride ld_src): transpose_small in fp32,
+// plain loops in fp64.
+void block_transpose(const float* src, int64_t rows, int64_t cols, int64_t ld_src, float* dst, int64_t ld_dst);
+void block_transpose(const double* src, int64_t rows, int64_t cols, int64_t ld_src, double* dst, int64_t ld_dst);
+
+// Whether both BLAS GEMMs were found (the kernels above need them for their fallbacks).
+bool block_gemm_available();
+
+}  // namespace swarmt::ops

@@ -1,0 +1,62 @@
+// The elementwise loops of the block-by-block CPU kernels (chunkwise recurrences), written so that the
+// compiler vectorises them: restrict-qualified pointers (the kernels' blocks never overlap), and dot
+// products over eight partial sums (one running sum waits on the adder's latency at every element).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+namespace swarmt::ops::loops {
+
+// y = s · x
+template <typename T>
+inline void scaled(const T* __restrict x, T s, int64_t n, T* __restrict y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = s * x[i];
+}
+
+// x = s · x
+template <typename T>
+inline void scale(T* __restrict x, T s, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] *= s;
+}
+
+// y += s · x
+template <typename T>
+inline void add_scaled(const T* __restrict x, T s, int64_t n, T* __restrict y) {
+  for (int64_t i = 0; i < n; ++i) y[i] += s * x[i];
+}
+
+// x ⊙= y
+template <typename T>
+inline void multiply(T* __restrict x, const T* __restrict y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] *= y[i];
+}
+
+template <typename T>
+inline T dot(const T* __restrict a, const T* __restrict b, int64_t n) {
+  constexpr int kLanes = 8;
+  T part[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) part[j] += a[i + j] * b[i + j];
+  T sum = 0;
+  for (; i < n; ++i) sum += a[i] * b[i];
+  for (int j = 0; j < kLanes; ++j) sum += part[j];
+  return sum;
+}
+
+// dst (cols × rows, row stride ld_dst) = srcᵀ, src (rows × cols, row stride ld_src); by 8 × 8 tiles, so
+// that the strided writes of a tile land in eight cache lines.
+template <typename T>
+inline void transpose(const T* __restrict src, int64_t rows, int64_t cols, int64_t ld_src, T* __restrict dst,
+                      int64_t ld_dst) {
+  constexpr int64_t kTile = 8;
+  for (int64_t r0 = 0; r0 < rows; r0 += kTile)
+    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+      const int64_t r1 = std::min(rows, r0 + kTile), c1 = std::min(cols, c0 + kTile);
+      for (int64_t c = c0; c < c1; ++c)
+        for (int64_t r = r0; r < r1; ++r) dst[c * ld_dst + r] = src[r * ld_src + c];
+    }
+}
+
+}  // namespace swarmt::ops::loops
