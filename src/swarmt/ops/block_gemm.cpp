@@ -1,11 +1,14 @@
 #include "swarmt/ops/block_gemm.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "swarmt/core/blas_symbols.h"
 #include "swarmt/core/error.h"
 #include "swarmt/ops/block_loops.h"
 #include "swarmt/ops/gemm_small.h"
+#include "swarmt/ops/matvec.h"
 
 namespace swarmt::ops {
 namespace {
@@ -64,6 +67,20 @@ void block_transpose(const float* src, int64_t rows, int64_t cols, int64_t ld_sr
 }
 void block_transpose(const double* src, int64_t rows, int64_t cols, int64_t ld_src, double* dst, int64_t ld_dst) {
   loops::transpose(src, rows, cols, ld_src, dst, ld_dst);
+}
+
+void block_exp(float* x, int64_t n) { exp_inplace(x, n); }
+void block_exp(double* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = std::exp(x[i]);
+}
+
+void block_exp_shifted(float* x, int64_t n, float shift) { exp_shifted_sum(x, n, shift); }
+void block_exp_shifted(double* x, int64_t n, double shift) {
+  for (int64_t i = 0; i < n; ++i) x[i] = std::exp(x[i] - shift);
+}
+float block_max(const float* x, int64_t n) { return max_of(x, n); }
+double block_max(const double* x, int64_t n) {
+  return n > 0 ? *std::max_element(x, x + n) : -std::numeric_limits<double>::infinity();
 }
 
 bool block_gemm_available() { return blas_sgemm() && blas_dgemm(); }

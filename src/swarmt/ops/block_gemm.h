@@ -26,6 +26,14 @@ void block_gemm(int64_t m, int64_t n, int64_t k, double alpha, const double* a, 
 void block_transpose(const float* src, int64_t rows, int64_t cols, int64_t ld_src, float* dst, int64_t ld_dst);
 void block_transpose(const double* src, int64_t rows, int64_t cols, int64_t ld_src, double* dst, int64_t ld_dst);
 
+// x = e^x and x = e^(x − shift) elementwise; max_i x_i (−inf for n = 0). Vectorised in fp32.
+void block_exp(float* x, int64_t n);
+void block_exp(double* x, int64_t n);
+void block_exp_shifted(float* x, int64_t n, float shift);
+void block_exp_shifted(double* x, int64_t n, double shift);
+float block_max(const float* x, int64_t n);
+double block_max(const double* x, int64_t n);
+
 // Whether both BLAS GEMMs were found (the kernels above need them for their fallbacks).
 bool block_gemm_available();
 

@@ -17,7 +17,7 @@
 
 #include "swarmt/ops/block_gemm.h"
 #include "swarmt/ops/block_loops.h"
-#include "swarmt/ops/matvec.h"
+#include "swarmt/ops/chunk_segments.h"
 
 namespace swarmt::ops::detail {
 namespace {
@@ -30,11 +30,6 @@ using loops::scaled;
 std::atomic<bool>& cpu_kernels_flag() {
   static std::atomic<bool> on{true};
   return on;
-}
-
-void exp_row(float* x, int64_t n) { exp_inplace(x, n); }
-void exp_row(double* x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) x[i] = std::exp(x[i]);
 }
 
 // The quantities of one chunk that do not depend on the carried state, and the scratch of the state
@@ -52,8 +47,6 @@ class ChunkWork {
     sized(block_inverses, ((L + kSolveBlock - 1) / kSolveBlock) * kSolveBlock * kSolveBlock);
     sized(solve_rows, kSolveBlock * W);
     sized(v_new, L * V);
-    seg.assign(static_cast<size_t>(L), 0);
-    first_of_segment.assign(static_cast<size_t>(L), 0);
   }
 
   // Loads chunk c of head h: gates, Q̂, Q̂⊙γ, Kᵀ, K Kᵀ, A, X = [U W], K⊙γ_C/γ and P = (Q̂Kᵀ)⊙Γ.
@@ -67,33 +60,26 @@ class ChunkWork {
     const bool* resets = p_.resets ? p_.resets + (h / p_.heads_per_batch) * N + c * L : nullptr;
 
     // ℓ (reset positions contribute 0), segments, γ_r, γ_C/γ_r, γ_C
+    segments.load(resets, L);
     T acc = 0;
-    int64_t segment = 0, first = 0;
     for (int64_t r = 0; r < L; ++r) {
-      const bool reset = resets && resets[r];
-      if (reset) {
-        ++segment;
-        first = r;
-      }
-      seg[r] = segment;
-      first_of_segment[r] = first;
-      acc += reset ? T(0) : g[r];
+      acc += segments.is_reset(r) ? T(0) : g[r];
       ell[r] = acc;
     }
     const T last = ell[L - 1];
     for (int64_t r = 0; r < L; ++r) {
-      from_start[r] = seg[r] == 0 ? std::exp(ell[r]) : T(0);
-      to_end[r] = seg[r] == seg[L - 1] ? std::exp(last - ell[r]) : T(0);
+      from_start[r] = segments.from_start(r) ? std::exp(ell[r]) : T(0);
+      to_end[r] = segments.to_end(r) ? std::exp(last - ell[r]) : T(0);
     }
-    chunk_decay = seg[L - 1] == 0 ? std::exp(last) : T(0);
+    chunk_decay = segments.carried() ? std::exp(last) : T(0);
     // Γ_rs = e^(ℓ_r − ℓ_s) for s <= r in r's segment (a contiguous run ending at r), 0 elsewhere
     for (int64_t r = 0; r < L; ++r) {
       T* row = pair.data() + r * L;
-      const int64_t lo = first_of_segment[r];
+      const int64_t lo = segments.first[r];
       std::fill(row, row + lo, T(0));
       const T* __restrict cum = ell.data();
       for (int64_t s = lo; s <= r; ++s) row[s] = cum[r] - cum[s];
-      exp_row(row + lo, r - lo + 1);
+      block_exp(row + lo, r - lo + 1);
       std::fill(row + r + 1, row + L, T(0));
     }
 
@@ -174,7 +160,7 @@ class ChunkWork {
   const GatedDeltaProblem<T>& p_;
   const int64_t L, K, V, W;
   const T *q_ = nullptr, *k_ = nullptr, *v_ = nullptr, *beta_ = nullptr;
-  std::vector<int64_t> seg, first_of_segment;
+  ChunkSegments segments;
   std::vector<T> ell, from_start, to_end;  // ℓ, γ, γ_C/γ (masked by segment)
   T chunk_decay = 0;                       // γ_C (0 if the chunk has a reset)
   std::vector<T> pair, gram, a, p_mat;     // Γ, K Kᵀ, A, P (L × L)
@@ -319,11 +305,10 @@ void gated_delta_backward_cpu(const GatedDeltaProblem<T>& p, const T* prev_state
       d_cum[L - 1] += kd_total + d_chunk_decay * w.chunk_decay;
       // dg = within-chunk reverse cumsum of dℓ; 0 at resets (their log decay is not used)
       T* dg_c = dg + t0;
-      const bool* resets = p.resets ? p.resets + (h / p.heads_per_batch) * N + c * L : nullptr;
       T running = 0;
       for (int64_t r = L - 1; r >= 0; --r) {
         running += d_cum[r];
-        dg_c[r] = resets && resets[r] ? T(0) : running;
+        dg_c[r] = w.segments.is_reset(r) ? T(0) : running;
       }
       std::swap(d_state, d_prev);
     }

@@ -22,6 +22,8 @@
 
 #include "swarmt/core/error.h"
 #include "swarmt/ops/mlstm.h"
+#include "swarmt/ops/mlstm_cpu.h"
+#include "swarmt/ops/mlstm_cpu_autograd.h"
 #include "swarmt/ops/no_autocast.h"
 #include "swarmt/ops/recurrent_chunking.h"
 
@@ -320,13 +322,19 @@ std::pair<at::Tensor, MLSTMState> mlstm_chunkwise(const at::Tensor& q, const at:
     padded_resets = padded == length ? resets
                                      : at::cat({resets, at::zeros({batch, padded - length}, resets.options())}, 1);
   }
-  variable_list out = MLSTMNumeratorFunction::apply(
-      detail::pad_time(q.to(ct), 2, padded, 0.0), detail::pad_time(k.to(ct), 2, padded, 0.0),
-      detail::pad_time(v.to(ct), 2, padded, 0.0), detail::pad_time(igate.to(ct), 2, padded, kMaskedLogWeight),
-      detail::pad_time(fgate.to(ct), 2, padded, kNoDecayForgetGate), start.C, start.n, start.m.detach(),
-      padded_resets, chunk);
-
+  const at::Tensor q_p = detail::pad_time(q.to(ct), 2, padded, 0.0), k_p = detail::pad_time(k.to(ct), 2, padded, 0.0);
+  const at::Tensor v_p = detail::pad_time(v.to(ct), 2, padded, 0.0);
+  const at::Tensor igate_p = detail::pad_time(igate.to(ct), 2, padded, kMaskedLogWeight);
+  const at::Tensor fgate_p = detail::pad_time(fgate.to(ct), 2, padded, kNoDecayForgetGate);
   auto unpad = [&](const at::Tensor& x) { return padded == length ? x : x.narrow(2, 0, length); };
+
+  if (q.device().is_cpu() && detail::mlstm_cpu_kernels()) {
+    auto [h, C, n, m] = detail::mlstm_chunkwise_cpu(q_p, k_p, v_p, igate_p, fgate_p, start.C, start.n,
+                                                    start.m.detach(), padded_resets, chunk, options.eps);
+    return {unpad(h).to(q.scalar_type()), MLSTMState{C, n, m}};
+  }
+  variable_list out = MLSTMNumeratorFunction::apply(q_p, k_p, v_p, igate_p, fgate_p, start.C, start.n,
+                                                    start.m.detach(), padded_resets, chunk);
   at::Tensor num = unpad(out[0]), den = unpad(out[1]), m_comb = unpad(out[5]);
   // h = num / (max(|den|, exp(-m_comb)) + eps): plain ATen ops, so autograd gives the exact normaliser
   // gradient; m_comb is a non-differentiable output.
