@@ -252,6 +252,26 @@ TEST(GatedDeltaKernel, cpu_kernels_equal_the_batched_ops_forward_and_backward) {
   }
 }
 
+// Without gradients the CPU kernels keep no per-chunk states: the outputs and the final state are the
+// very same as with them.
+TEST(GatedDeltaKernel, forward_without_gradients_equals_the_forward_with_them) {
+  const int64_t length = 150;
+  GatedDeltaInputs in = random_gated_delta_inputs(2, 2, length, 8, 12, 272);
+  GatedDeltaState initial = random_state(2, 2, 8, 12, 273);
+  at::Tensor resets = resets_at(2, length, {3, 70});
+  std::pair<at::Tensor, GatedDeltaState> without;
+  {
+    at::NoGradGuard no_grad;
+    without = gated_delta_chunkwise(in.q, in.k, in.v, in.beta, in.g, initial, with_chunk(32), resets);
+  }
+  auto with = gated_delta_chunkwise(in.q.clone().requires_grad_(), in.k, in.v, in.beta, in.g, initial, with_chunk(32),
+                                    resets);
+  EXPECT_FALSE(without.first.requires_grad());
+  EXPECT_TRUE(with.first.requires_grad());
+  EXPECT_TRUE(at::equal(without.first, with.first.detach()));
+  EXPECT_TRUE(at::equal(without.second.S, with.second.S.detach()));
+}
+
 TEST(GatedDeltaKernel, fp32_inputs_run_in_fp32_and_match_fp64) {
   GatedDeltaInputs in = random_gated_delta_inputs(1, 2, 40, 8, 8, 243);
   auto [o64, s64] = gated_delta_chunkwise(in.q, in.k, in.v, in.beta, in.g, std::nullopt, with_chunk(16));

@@ -359,6 +359,31 @@ TEST(MLSTMKernel, cpu_kernels_equal_the_batched_ops_forward_and_backward) {
   }
 }
 
+// Without gradients the CPU kernels keep two chunk boundaries instead of all of them: the outputs and the
+// final state are the very same (odd and even chunk counts, resets, an initial state).
+TEST(MLSTMKernel, forward_without_gradients_equals_the_forward_with_them) {
+  for (int64_t length : {64, 150, 192}) {
+    SCOPED_TRACE("N=" + std::to_string(length));
+    MLSTMInputs in = random_mlstm_inputs(2, 2, length, 8, 12, 270 + length);
+    MLSTMState initial = random_state(2, 2, 8, 12, 1.5, 271);
+    at::Tensor resets = resets_at(2, length, {3, 70});
+    MLSTMOptions options;
+    options.chunk_size = 32;
+    std::pair<at::Tensor, MLSTMState> without;
+    {
+      at::NoGradGuard no_grad;
+      without = mlstm_chunkwise(in.q, in.k, in.v, in.igate, in.fgate, initial, options, resets);
+    }
+    auto with = mlstm_chunkwise(in.q.clone().requires_grad_(), in.k, in.v, in.igate, in.fgate, initial, options, resets);
+    EXPECT_FALSE(without.first.requires_grad());
+    EXPECT_TRUE(with.first.requires_grad());
+    EXPECT_TRUE(at::equal(without.first, with.first.detach()));
+    EXPECT_TRUE(at::equal(without.second.C, with.second.C.detach()));
+    EXPECT_TRUE(at::equal(without.second.n, with.second.n.detach()));
+    EXPECT_TRUE(at::equal(without.second.m, with.second.m.detach()));
+  }
+}
+
 TEST(MLSTMKernel, fp32_inputs_run_in_fp32_and_match_fp64) {
   MLSTMInputs in = random_mlstm_inputs(1, 2, 40, 8, 8, 44);
   MLSTMOptions options;

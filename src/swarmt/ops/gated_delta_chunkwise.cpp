@@ -117,22 +117,25 @@ at::Tensor contiguous_resets(const at::Tensor& resets) {
   return r.defined() ? r.contiguous() : r;
 }
 
-// Forward on the CPU kernels: {o, final state, S_{k-1} per chunk}, shaped as the batched-op path's.
+// Forward on the CPU kernels: {o, final state, S_{k-1} per chunk}, shaped as the batched-op path's; the
+// last is left undefined without `keep_states` (no backward follows: prefill, evaluation).
 std::array<at::Tensor, 3> forward_cpu(const at::Tensor& q_in, const at::Tensor& k_in, const at::Tensor& v_in,
                                       const at::Tensor& beta_in, const at::Tensor& g_in, const at::Tensor& initial,
-                                      const at::Tensor& resets_in, int64_t chunk, double scale) {
+                                      const at::Tensor& resets_in, int64_t chunk, double scale, bool keep_states) {
   const at::Tensor q = q_in.contiguous(), k = k_in.contiguous(), v = v_in.contiguous();
   const at::Tensor beta = beta_in.contiguous(), g = g_in.contiguous(), start = initial.contiguous();
   const at::Tensor resets = contiguous_resets(resets_in);
   const int64_t batch = q.size(0), heads = q.size(1), length = q.size(2), k_dim = q.size(3), v_dim = v.size(3);
   at::Tensor out = at::empty({batch, heads, length, v_dim}, q.options());
   at::Tensor final_state = at::empty({batch, heads, k_dim, v_dim}, q.options());
-  at::Tensor prev_states = at::empty({batch, heads, length / chunk, k_dim, v_dim}, q.options());
+  at::Tensor prev_states;
+  if (keep_states) prev_states = at::empty({batch, heads, length / chunk, k_dim, v_dim}, q.options());
   AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "gated_delta_forward_cpu", [&] {
     const auto p = cpu_problem<scalar_t>(q, k, v, beta, g, resets, chunk, scale);
+    scalar_t* states = keep_states ? prev_states.data_ptr<scalar_t>() : nullptr;
     parallel_for(0, p.heads, 1, [&](int64_t begin, int64_t end) {
       detail::gated_delta_forward_cpu(p, start.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(),
-                                      final_state.data_ptr<scalar_t>(), prev_states.data_ptr<scalar_t>(), begin, end);
+                                      final_state.data_ptr<scalar_t>(), states, begin, end);
     });
   });
   return {out, final_state, prev_states};
@@ -175,7 +178,7 @@ struct GatedDeltaFunction : public torch::autograd::Function<GatedDeltaFunction>
     ctx->saved_data["chunk"] = chunk;
     ctx->saved_data["scale"] = scale;
     if (q.device().is_cpu() && detail::gated_delta_cpu_kernels()) {
-      auto [out, final_state, prev_states] = forward_cpu(q, k, v, beta, g, initial, resets, chunk, scale);
+      auto [out, final_state, prev_states] = forward_cpu(q, k, v, beta, g, initial, resets, chunk, scale, true);
       ctx->save_for_backward({q, k, v, beta, g, resets, prev_states});
       return {out, final_state};
     }
@@ -368,6 +371,17 @@ std::pair<at::Tensor, GatedDeltaState> gated_delta_chunkwise(const at::Tensor& q
   if (resets.defined()) {
     padded_resets = padded == length ? resets
                                      : at::cat({resets, at::zeros({batch, padded - length}, resets.options())}, 1);
+  }
+  const bool needs_grad = at::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() ||
+                                                         v.requires_grad() || beta.requires_grad() ||
+                                                         g.requires_grad() || start.requires_grad());
+  if (q.device().is_cpu() && detail::gated_delta_cpu_kernels() && !needs_grad) {
+    // No backward follows: the CPU kernels alone, without the per-chunk states a backward would read.
+    auto [o, final_state, unused] =
+        forward_cpu(detail::pad_time(q.to(ct), 2, padded, 0.0), detail::pad_time(k.to(ct), 2, padded, 0.0),
+                    detail::pad_time(v.to(ct), 2, padded, 0.0), detail::pad_time(beta.to(ct), 2, padded, 0.0),
+                    detail::pad_time(g.to(ct), 2, padded, 0.0), start, padded_resets, chunk, scale, false);
+    return {o.narrow(2, 0, length).to(q.scalar_type()), GatedDeltaState{final_state}};
   }
   variable_list out = GatedDeltaFunction::apply(
       detail::pad_time(q.to(ct), 2, padded, 0.0), detail::pad_time(k.to(ct), 2, padded, 0.0),

@@ -185,7 +185,8 @@ void gated_delta_forward_cpu(const GatedDeltaProblem<T>& p, const T* initial, T*
   for (int64_t h = head_begin; h < head_end; ++h) {
     std::memcpy(state.data(), initial + h * state_size, sizeof(T) * state_size);
     for (int64_t c = 0; c < p.chunks(); ++c) {
-      std::memcpy(prev_states + (h * p.chunks() + c) * state_size, state.data(), sizeof(T) * state_size);
+      if (prev_states)
+        std::memcpy(prev_states + (h * p.chunks() + c) * state_size, state.data(), sizeof(T) * state_size);
       w.prepare(h, c);
       w.compute_v_new(state.data());
       T* o = out + (h * N + c * L) * V;

@@ -33,7 +33,8 @@ struct GatedDeltaProblem {
 };
 
 // Heads [head_begin, head_end): out (B·H, N, Dv), final_state (B·H, Dk, Dv) and prev_states
-// (B·H, NC, Dk, Dv), the state before every chunk (what the backward reads).
+// (B·H, NC, Dk, Dv), the state before every chunk (what the backward reads; null when no backward
+// follows).
 template <typename T>
 void gated_delta_forward_cpu(const GatedDeltaProblem<T>& p, const T* initial, T* out, T* final_state,
                              T* prev_states, int64_t head_begin, int64_t head_end);

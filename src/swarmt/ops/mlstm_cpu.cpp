@@ -139,15 +139,18 @@ void mlstm_forward_cpu(const MLSTMProblem<T>& p, const MLSTMBoundaries<T>& state
                        int64_t head_begin, int64_t head_end) {
   const int64_t L = p.chunk, K = p.qk_dim, V = p.v_dim, N = p.length, NC = p.chunks(), state_size = K * V;
   ChunkWork<T> w(p);
+  const int64_t slots = states.slots > 0 ? states.slots : NC + 1;
   for (int64_t h = head_begin; h < head_end; ++h) {
-    T* C = states.C + h * (NC + 1) * state_size;
-    T* n = states.n + h * (NC + 1) * K;
-    T* m = states.m + h * (NC + 1);
-    for (int64_t c = 0; c < NC; ++c, C += state_size, n += K) {
-      const int64_t t0 = h * N + c * L;
+    T* C_head = states.C + h * slots * state_size;
+    T* n_head = states.n + h * slots * K;
+    T* m_head = states.m + h * slots;
+    for (int64_t c = 0; c < NC; ++c) {
+      const int64_t t0 = h * N + c * L, now = c % slots, next = (c + 1) % slots;
+      T* C = C_head + now * state_size;
+      T* n = n_head + now * K;
       w.load(h, c);
-      m[c + 1] = w.next_stabiliser(m[c]);
-      w.weigh(m[c], m[c + 1], nullptr, m_comb + t0);
+      m_head[next] = w.next_stabiliser(m_head[now]);
+      w.weigh(m_head[now], m_head[next], nullptr, m_comb + t0);
       T* h_c = h_out + t0 * V;  // num first, divided by the normaliser in place
       block_gemm(L, V, L, T(1), w.weights.data(), L, 1, w.v_, V, T(0), h_c, V);     // W V
       block_gemm(L, V, K, T(1), w.q_inter.data(), K, 1, C, V, T(1), h_c, V);        // + (Q̂⊙β) C
@@ -158,8 +161,8 @@ void mlstm_forward_cpu(const MLSTMProblem<T>& p, const MLSTMBoundaries<T>& state
         den[t0 + r] = sum + dot(w.q_inter.data() + r * K, n, K);
         loops::scale(h_c + r * V, T(1) / normaliser(den[t0 + r], m_comb[t0 + r], eps), V);
       }
-      T* C_next = C + state_size;
-      T* n_next = n + K;
+      T* C_next = C_head + next * state_size;
+      T* n_next = n_head + next * K;
       scaled(C, w.carry, state_size, C_next);
       block_gemm(K, V, L, T(1), w.k_to_end.data(), 1, K, w.v_, V, T(1), C_next, V);  // + (K⊙Ā)ᵀ V
       scaled(n, w.carry, K, n_next);

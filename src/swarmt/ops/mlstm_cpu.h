@@ -32,13 +32,16 @@ struct MLSTMProblem {
   int64_t chunks() const { return length / chunk; }
 };
 
-// The states at every chunk boundary, in units of exp(-m): C (B·H, NC+1, Dqk, Dv), n (B·H, NC+1, Dqk),
-// m (B·H, NC+1); entry 0 is the initial state (read), entry NC the final one (written).
+// The states at every chunk boundary, in units of exp(-m): C (B·H, S, Dqk, Dv), n (B·H, S, Dqk),
+// m (B·H, S); boundary c in slot c % S. S = NC + 1 (slots 0 or unset) keeps every boundary, for a
+// backward; S = 2 keeps the current and the next one (no backward follows). Slot 0 holds the initial
+// state (read), slot NC % S the final one (written).
 template <typename T>
 struct MLSTMBoundaries {
   T* C = nullptr;
   T* n = nullptr;
   T* m = nullptr;
+  int64_t slots = 0;
 };
 
 // Heads [head_begin, head_end): h = num / (max(|den|, e^(−m_comb)) + eps) (B·H, N, Dv), den and m_comb

@@ -45,9 +45,47 @@ struct Inputs {
   }
 };
 
+// C (B, H, S, Dqk, Dv), n (B, H, S, Dqk), m (B, H, S): S slots of boundaries (see MLSTMBoundaries).
 template <typename T>
 MLSTMBoundaries<T> boundaries(const at::Tensor& C, const at::Tensor& n, const at::Tensor& m) {
-  return {C.data_ptr<T>(), n.data_ptr<T>(), m.data_ptr<T>()};
+  return {C.data_ptr<T>(), n.data_ptr<T>(), m.data_ptr<T>(), C.size(2)};
+}
+
+struct Forward {
+  at::Tensor h, den, m_comb;                   // (B, H, N, Dv), (B, H, N), (B, H, N)
+  at::Tensor C_states, n_states, m_states;     // every boundary, or the last two
+  at::Tensor C_final, n_final, m_final;
+};
+
+// The forward kernels; `keep_all`: every chunk boundary's state (a backward follows), else two slots.
+Forward run_forward(const Inputs& in, const at::Tensor& C0, const at::Tensor& n0, const at::Tensor& m0,
+                    int64_t chunk, double eps, bool keep_all) {
+  const int64_t batch = in.q.size(0), heads = in.q.size(1), length = in.q.size(2), qk_dim = in.q.size(3);
+  const int64_t v_dim = in.v.size(3), chunks = length / chunk, slots = keep_all ? chunks + 1 : 2;
+  const at::TensorOptions options = in.q.options();
+  Forward f;
+  f.C_states = at::empty({batch, heads, slots, qk_dim, v_dim}, options);
+  f.n_states = at::empty({batch, heads, slots, qk_dim}, options);
+  f.m_states = at::empty({batch, heads, slots}, options);
+  f.C_states.select(2, 0).copy_(C0);
+  f.n_states.select(2, 0).copy_(n0);
+  f.m_states.select(2, 0).copy_(m0);
+  f.h = at::empty({batch, heads, length, v_dim}, options);
+  f.den = at::empty({batch, heads, length}, options);
+  f.m_comb = at::empty({batch, heads, length}, options);
+  AT_DISPATCH_FLOATING_TYPES(in.q.scalar_type(), "mlstm_forward_cpu", [&] {
+    const auto p = in.problem<scalar_t>(chunk);
+    const auto states = boundaries<scalar_t>(f.C_states, f.n_states, f.m_states);
+    parallel_for(0, p.heads, 1, [&](int64_t begin, int64_t end) {
+      mlstm_forward_cpu(p, states, static_cast<scalar_t>(eps), f.h.data_ptr<scalar_t>(), f.den.data_ptr<scalar_t>(),
+                        f.m_comb.data_ptr<scalar_t>(), begin, end);
+    });
+  });
+  const int64_t last = chunks % slots;
+  f.C_final = f.C_states.select(2, last).clone();
+  f.n_final = f.n_states.select(2, last).clone();
+  f.m_final = f.m_states.select(2, last).clone();
+  return f;
 }
 
 // Saved for backward: the inputs, the states at every chunk boundary (C, n, m apart; entry 0 the initial
@@ -59,33 +97,13 @@ struct MLSTMCpuFunction : public torch::autograd::Function<MLSTMCpuFunction> {
                                double eps) {
     NoAutocast no_autocast;
     const Inputs in(q, k, v, igate, fgate, resets);
-    const int64_t batch = q.size(0), heads = q.size(1), length = q.size(2), qk_dim = q.size(3);
-    const int64_t v_dim = v.size(3), chunks = length / chunk;
-    at::Tensor C_states = at::empty({batch, heads, chunks + 1, qk_dim, v_dim}, q.options());
-    at::Tensor n_states = at::empty({batch, heads, chunks + 1, qk_dim}, q.options());
-    at::Tensor m_states = at::empty({batch, heads, chunks + 1}, q.options());
-    C_states.select(2, 0).copy_(C0);
-    n_states.select(2, 0).copy_(n0);
-    m_states.select(2, 0).copy_(m0);
-    at::Tensor h = at::empty({batch, heads, length, v_dim}, q.options());
-    at::Tensor den = at::empty({batch, heads, length}, q.options());
-    at::Tensor m_comb = at::empty({batch, heads, length}, q.options());
-    AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "mlstm_forward_cpu", [&] {
-      const auto p = in.problem<scalar_t>(chunk);
-      const auto states = boundaries<scalar_t>(C_states, n_states, m_states);
-      parallel_for(0, p.heads, 1, [&](int64_t begin, int64_t end) {
-        mlstm_forward_cpu(p, states, static_cast<scalar_t>(eps), h.data_ptr<scalar_t>(), den.data_ptr<scalar_t>(),
-                          m_comb.data_ptr<scalar_t>(), begin, end);
-      });
-    });
-    at::Tensor C_final = C_states.select(2, chunks).clone(), n_final = n_states.select(2, chunks).clone();
-    at::Tensor m_final = m_states.select(2, chunks).clone();
-    ctx->save_for_backward(
-        {in.q, in.k, in.v, in.igate, in.fgate, resets, C_states, n_states, m_states, m_comb, den, h});
+    Forward f = run_forward(in, C0, n0, m0, chunk, eps, true);
+    ctx->save_for_backward({in.q, in.k, in.v, in.igate, in.fgate, resets, f.C_states, f.n_states, f.m_states,
+                            f.m_comb, f.den, f.h});
     ctx->saved_data["chunk"] = chunk;
     ctx->saved_data["eps"] = eps;
-    ctx->mark_non_differentiable({m_final});
-    return {h, C_final, n_final, m_final};
+    ctx->mark_non_differentiable({f.m_final});
+    return {f.h, f.C_final, f.n_final, f.m_final};
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -127,6 +145,15 @@ std::array<at::Tensor, 4> mlstm_chunkwise_cpu(const at::Tensor& q, const at::Ten
                                               const at::Tensor& igate, const at::Tensor& fgate, const at::Tensor& C0,
                                               const at::Tensor& n0, const at::Tensor& m0, const at::Tensor& resets,
                                               int64_t chunk, double eps) {
+  const bool needs_grad = at::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() ||
+                                                         v.requires_grad() || igate.requires_grad() ||
+                                                         fgate.requires_grad() || C0.requires_grad() ||
+                                                         n0.requires_grad());
+  if (!needs_grad) {  // no backward follows: two boundary slots instead of one per chunk
+    NoAutocast no_autocast;
+    Forward f = run_forward(Inputs(q, k, v, igate, fgate, resets), C0, n0, m0, chunk, eps, false);
+    return {f.h, f.C_final, f.n_final, f.m_final};
+  }
   variable_list out = MLSTMCpuFunction::apply(q, k, v, igate, fgate, C0, n0, m0, resets, chunk, eps);
   return {out[0], out[1], out[2], out[3]};
 }
