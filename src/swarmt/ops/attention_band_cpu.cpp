@@ -11,7 +11,6 @@
 #include "swarmt/ops/attention_band_cpu.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -24,11 +23,6 @@
 
 namespace swarmt::ops::detail {
 namespace {
-
-std::atomic<bool>& band_kernels_flag() {
-  static std::atomic<bool> on{true};
-  return on;
-}
 
 // The softmax pieces of a row: max, and x = e^(x − shift) with its sum (vectorised in fp32).
 float row_max(const float* x, int64_t n) { return max_of(x, n); }
@@ -230,8 +224,13 @@ class BlockProducts {
 
 }  // namespace
 
-void set_attention_band_kernels(bool on) { band_kernels_flag().store(on); }
-bool attention_band_kernels() { return band_kernels_flag().load() && block_gemm_available(); }
+static CpuKernelSwitch& band_kernels_switch() {
+  static CpuKernelSwitch kernels;
+  return kernels;
+}
+
+void set_attention_band_kernels(bool on) { band_kernels_switch().set(on); }
+bool attention_band_kernels() { return band_kernels_switch().on(); }
 
 template <typename T>
 void band_forward_cpu(const BandProblem<T>& p, T* out, T* lse, int64_t head_begin, int64_t head_end,

@@ -3,6 +3,7 @@
 // (fp64, or no AVX-512).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 namespace swarmt::ops {
@@ -36,5 +37,17 @@ double block_max(const double* x, int64_t n);
 
 // Whether both BLAS GEMMs were found (the kernels above need them for their fallbacks).
 bool block_gemm_available();
+
+// The on/off switch of one family of raw-buffer CPU kernels (attention bands, mLSTM, Gated DeltaNet): on
+// by default, off to run the batched ops instead (tests compare the two); on() also needs the BLAS the
+// fallbacks call.
+class CpuKernelSwitch {
+ public:
+  void set(bool on) { on_.store(on); }
+  bool on() const { return on_.load() && block_gemm_available(); }
+
+ private:
+  std::atomic<bool> on_{true};
+};
 
 }  // namespace swarmt::ops

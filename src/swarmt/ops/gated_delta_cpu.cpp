@@ -9,7 +9,6 @@
 #include "swarmt/ops/gated_delta_cpu.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -26,11 +25,6 @@ using loops::add_scaled;
 using loops::dot;
 using loops::multiply;
 using loops::scaled;
-
-std::atomic<bool>& cpu_kernels_flag() {
-  static std::atomic<bool> on{true};
-  return on;
-}
 
 // The quantities of one chunk that do not depend on the carried state, and the scratch of the state
 // passes; one per thread, sized once.
@@ -173,8 +167,13 @@ class ChunkWork {
 
 }  // namespace
 
-void set_gated_delta_cpu_kernels(bool on) { cpu_kernels_flag().store(on); }
-bool gated_delta_cpu_kernels() { return cpu_kernels_flag().load() && block_gemm_available(); }
+static CpuKernelSwitch& gated_delta_kernels_switch() {
+  static CpuKernelSwitch kernels;
+  return kernels;
+}
+
+void set_gated_delta_cpu_kernels(bool on) { gated_delta_kernels_switch().set(on); }
+bool gated_delta_cpu_kernels() { return gated_delta_kernels_switch().on(); }
 
 template <typename T>
 void gated_delta_forward_cpu(const GatedDeltaProblem<T>& p, const T* initial, T* out, T* final_state,

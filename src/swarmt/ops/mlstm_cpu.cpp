@@ -13,7 +13,6 @@
 #include "swarmt/ops/mlstm_cpu.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -30,11 +29,6 @@ using loops::add_scaled;
 using loops::dot;
 using loops::multiply;
 using loops::scaled;
-
-std::atomic<bool>& cpu_kernels_flag() {
-  static std::atomic<bool> on{true};
-  return on;
-}
 
 // log σ(x) = −log(1 + e^(−x)), without overflow on either side.
 template <typename T>
@@ -125,8 +119,13 @@ class ChunkWork {
 
 }  // namespace
 
-void set_mlstm_cpu_kernels(bool on) { cpu_kernels_flag().store(on); }
-bool mlstm_cpu_kernels() { return cpu_kernels_flag().load() && block_gemm_available(); }
+static CpuKernelSwitch& mlstm_kernels_switch() {
+  static CpuKernelSwitch kernels;
+  return kernels;
+}
+
+void set_mlstm_cpu_kernels(bool on) { mlstm_kernels_switch().set(on); }
+bool mlstm_cpu_kernels() { return mlstm_kernels_switch().on(); }
 
 // The normaliser of row r: max(|den_r|, e^(−m_comb_r)) + eps.
 template <typename T>
