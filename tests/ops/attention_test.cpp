@@ -280,6 +280,7 @@ TEST(AttentionTest, band_kernels_equal_the_batched_ops_forward_and_backward) {
       auto upstream = at::randn({2, c.query_heads, c.n_queries, 8}, at::TensorOptions().dtype(dtype));
       auto run = [&](bool band) {
         detail::set_attention_band_kernels(band);
+        EXPECT_EQ(detail::attention_band_kernels(), band);
         auto out = causal_attention(x.q, x.k, x.v, options, doc_ids);
         auto grads = gradients(out, x, upstream);
         detail::set_attention_band_kernels(true);

@@ -227,6 +227,7 @@ TEST(GatedDeltaKernel, cpu_kernels_equal_the_batched_ops_forward_and_backward) {
       at::Tensor resets = c.resets.empty() ? at::Tensor() : resets_at(c.batch, c.length, c.resets);
       auto run = [&](bool cpu_kernels) {
         detail::set_gated_delta_cpu_kernels(cpu_kernels);
+        EXPECT_EQ(detail::gated_delta_cpu_kernels(), cpu_kernels);
         at::Tensor q = in.q.clone().requires_grad_(), k = in.k.clone().requires_grad_();
         at::Tensor v = in.v.clone().requires_grad_(), beta = in.beta.clone().requires_grad_();
         at::Tensor g = in.g.clone().requires_grad_(), s0 = initial.S.clone().requires_grad_();

@@ -329,6 +329,7 @@ TEST(MLSTMKernel, cpu_kernels_equal_the_batched_ops_forward_and_backward) {
       options.chunk_size = c.chunk;
       auto run = [&](bool cpu_kernels) {
         detail::set_mlstm_cpu_kernels(cpu_kernels);
+        EXPECT_EQ(detail::mlstm_cpu_kernels(), cpu_kernels);
         at::Tensor q = in.q.clone().requires_grad_(), k = in.k.clone().requires_grad_();
         at::Tensor v = in.v.clone().requires_grad_(), ig = in.igate.clone().requires_grad_();
         at::Tensor fg = in.fgate.clone().requires_grad_();

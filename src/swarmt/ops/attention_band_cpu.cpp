@@ -24,6 +24,11 @@
 namespace swarmt::ops::detail {
 namespace {
 
+CpuKernelSwitch& band_kernels_switch() {
+  static CpuKernelSwitch kernels;
+  return kernels;
+}
+
 // The softmax pieces of a row: max, and x = e^(x − shift) with its sum (vectorised in fp32).
 float row_max(const float* x, int64_t n) { return max_of(x, n); }
 double row_max(const double* x, int64_t n) { return *std::max_element(x, x + n); }
@@ -223,11 +228,6 @@ class BlockProducts {
 };
 
 }  // namespace
-
-static CpuKernelSwitch& band_kernels_switch() {
-  static CpuKernelSwitch kernels;
-  return kernels;
-}
 
 void set_attention_band_kernels(bool on) { band_kernels_switch().set(on); }
 bool attention_band_kernels() { return band_kernels_switch().on(); }

@@ -21,6 +21,11 @@
 namespace swarmt::ops::detail {
 namespace {
 
+CpuKernelSwitch& gated_delta_kernels_switch() {
+  static CpuKernelSwitch kernels;
+  return kernels;
+}
+
 using loops::add_scaled;
 using loops::dot;
 using loops::multiply;
@@ -166,11 +171,6 @@ class ChunkWork {
 };
 
 }  // namespace
-
-static CpuKernelSwitch& gated_delta_kernels_switch() {
-  static CpuKernelSwitch kernels;
-  return kernels;
-}
 
 void set_gated_delta_cpu_kernels(bool on) { gated_delta_kernels_switch().set(on); }
 bool gated_delta_cpu_kernels() { return gated_delta_kernels_switch().on(); }

@@ -25,10 +25,21 @@
 namespace swarmt::ops::detail {
 namespace {
 
+CpuKernelSwitch& mlstm_kernels_switch() {
+  static CpuKernelSwitch kernels;
+  return kernels;
+}
+
 using loops::add_scaled;
 using loops::dot;
 using loops::multiply;
 using loops::scaled;
+
+// The normaliser of row r: max(|den_r|, e^(−m_comb_r)) + eps.
+template <typename T>
+T normaliser(T den, T m_comb, T eps) {
+  return std::max(std::abs(den), std::exp(-m_comb)) + eps;
+}
 
 // log σ(x) = −log(1 + e^(−x)), without overflow on either side.
 template <typename T>
@@ -119,19 +130,8 @@ class ChunkWork {
 
 }  // namespace
 
-static CpuKernelSwitch& mlstm_kernels_switch() {
-  static CpuKernelSwitch kernels;
-  return kernels;
-}
-
 void set_mlstm_cpu_kernels(bool on) { mlstm_kernels_switch().set(on); }
 bool mlstm_cpu_kernels() { return mlstm_kernels_switch().on(); }
-
-// The normaliser of row r: max(|den_r|, e^(−m_comb_r)) + eps.
-template <typename T>
-T normaliser(T den, T m_comb, T eps) {
-  return std::max(std::abs(den), std::exp(-m_comb)) + eps;
-}
 
 template <typename T>
 void mlstm_forward_cpu(const MLSTMProblem<T>& p, const MLSTMBoundaries<T>& states, T eps, T* h_out, T* den, T* m_comb,
