@@ -14,6 +14,9 @@
 // (P = (Q̂Kᵀ)⊙Γ⊙M, Qg = Q̂⊙γ, Kd = K⊙(γ_C/γ)); then, batched over chunks, through P, Qg, Kd, γ_C, U, W
 // and T: d[βV, βγK] = Tᵀ [dU, dW] and dA = -Tᵀ dT Tᵀ = -d[βV, βγK] [U W]ᵀ on the strictly lower part;
 // finally dg = within-chunk reverse cumsum of dℓ.
+//
+// Two executions of these equations: on CPU the chunk loops of gated_delta_cpu.cpp on raw buffers (no
+// per-chunk states kept when no backward follows); elsewhere the batched ops below.
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <array>

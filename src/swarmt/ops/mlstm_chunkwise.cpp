@@ -1,5 +1,8 @@
 // Chunkwise mLSTM (specs/swax.md §2.3) with a custom backward (§2.8 b), memory O(N·D).
 //
+// On CPU the chunk loops of mlstm_cpu.cpp run instead, normaliser included (mlstm_cpu_autograd.cpp);
+// the batched ops below serve accelerators and are the tests' yardstick for those loops.
+//
 // Design:
 // * Augmented value. v' = [v, 1] (Dv+1 columns) and C' = [C | n]: one "numerator" kernel then yields
 //   num' = [num, den] and the state [C_N | n_N] in one pass. The custom Function below only computes
