@@ -375,21 +375,16 @@ std::pair<at::Tensor, GatedDeltaState> gated_delta_chunkwise(const at::Tensor& q
     padded_resets = padded == length ? resets
                                      : at::cat({resets, at::zeros({batch, padded - length}, resets.options())}, 1);
   }
-  const bool needs_grad = at::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() ||
-                                                         v.requires_grad() || beta.requires_grad() ||
-                                                         g.requires_grad() || start.requires_grad());
-  if (q.device().is_cpu() && detail::gated_delta_cpu_kernels() && !needs_grad) {
+  const at::Tensor q_p = detail::pad_time(q.to(ct), 2, padded, 0.0), k_p = detail::pad_time(k.to(ct), 2, padded, 0.0);
+  const at::Tensor v_p = detail::pad_time(v.to(ct), 2, padded, 0.0);
+  const at::Tensor beta_p = detail::pad_time(beta.to(ct), 2, padded, 0.0);
+  const at::Tensor g_p = detail::pad_time(g.to(ct), 2, padded, 0.0);
+  if (q.device().is_cpu() && detail::gated_delta_cpu_kernels() && !detail::needs_grad({q, k, v, beta, g, start})) {
     // No backward follows: the CPU kernels alone, without the per-chunk states a backward would read.
-    auto [o, final_state, unused] =
-        forward_cpu(detail::pad_time(q.to(ct), 2, padded, 0.0), detail::pad_time(k.to(ct), 2, padded, 0.0),
-                    detail::pad_time(v.to(ct), 2, padded, 0.0), detail::pad_time(beta.to(ct), 2, padded, 0.0),
-                    detail::pad_time(g.to(ct), 2, padded, 0.0), start, padded_resets, chunk, scale, false);
+    auto [o, final_state, unused] = forward_cpu(q_p, k_p, v_p, beta_p, g_p, start, padded_resets, chunk, scale, false);
     return {o.narrow(2, 0, length).to(q.scalar_type()), GatedDeltaState{final_state}};
   }
-  variable_list out = GatedDeltaFunction::apply(
-      detail::pad_time(q.to(ct), 2, padded, 0.0), detail::pad_time(k.to(ct), 2, padded, 0.0),
-      detail::pad_time(v.to(ct), 2, padded, 0.0), detail::pad_time(beta.to(ct), 2, padded, 0.0),
-      detail::pad_time(g.to(ct), 2, padded, 0.0), start, padded_resets, chunk, scale);
+  variable_list out = GatedDeltaFunction::apply(q_p, k_p, v_p, beta_p, g_p, start, padded_resets, chunk, scale);
   return {out[0].narrow(2, 0, length).to(q.scalar_type()), GatedDeltaState{out[1]}};
 }
 

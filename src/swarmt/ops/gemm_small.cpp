@@ -127,7 +127,8 @@ SWARMT_TARGET_AVX512 void transpose_avx512(const float* src, int64_t rows, int64
                                            int64_t ld_dst) {
   const int64_t full_rows = rows - rows % 8, full_cols = cols - cols % 8;
   for (int64_t r = 0; r < full_rows; r += 8)
-    for (int64_t c = 0; c < full_cols; c += 8) transpose_8x8(src + r * ld_src + c, ld_src, dst + c * ld_dst + r, ld_dst);
+    for (int64_t c = 0; c < full_cols; c += 8)
+      transpose_8x8(src + r * ld_src + c, ld_src, dst + c * ld_dst + r, ld_dst);
   for (int64_t r = 0; r < rows; ++r)  // the edges
     for (int64_t c = r < full_rows ? full_cols : 0; c < cols; ++c) dst[c * ld_dst + r] = src[r * ld_src + c];
 }

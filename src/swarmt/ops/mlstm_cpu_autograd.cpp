@@ -120,7 +120,8 @@ struct MLSTMCpuFunction : public torch::autograd::Function<MLSTMCpuFunction> {
       return g.defined() ? g.contiguous() : at::zeros(shape, in.q.options());
     };
     const at::Tensor d_h = given(grads[0], {batch, heads, length, v_dim});
-    const at::Tensor d_C = given(grads[1], {batch, heads, qk_dim, v_dim}), d_n = given(grads[2], {batch, heads, qk_dim});
+    const at::Tensor d_C = given(grads[1], {batch, heads, qk_dim, v_dim});
+    const at::Tensor d_n = given(grads[2], {batch, heads, qk_dim});
     at::Tensor dq = at::empty_like(in.q), dk = at::empty_like(in.k), dv = at::empty_like(in.v);
     at::Tensor d_igate = at::empty_like(in.igate), d_fgate = at::empty_like(in.fgate);
     at::Tensor dC0 = at::empty_like(d_C), dn0 = at::empty_like(d_n);
@@ -145,11 +146,7 @@ std::array<at::Tensor, 4> mlstm_chunkwise_cpu(const at::Tensor& q, const at::Ten
                                               const at::Tensor& igate, const at::Tensor& fgate, const at::Tensor& C0,
                                               const at::Tensor& n0, const at::Tensor& m0, const at::Tensor& resets,
                                               int64_t chunk, double eps) {
-  const bool needs_grad = at::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() ||
-                                                         v.requires_grad() || igate.requires_grad() ||
-                                                         fgate.requires_grad() || C0.requires_grad() ||
-                                                         n0.requires_grad());
-  if (!needs_grad) {  // no backward follows: two boundary slots instead of one per chunk
+  if (!needs_grad({q, k, v, igate, fgate, C0, n0})) {  // no backward follows: two boundary slots, not NC + 1
     NoAutocast no_autocast;
     Forward f = run_forward(Inputs(q, k, v, igate, fgate, resets), C0, n0, m0, chunk, eps, false);
     return {f.h, f.C_final, f.n_final, f.m_final};

@@ -60,6 +60,13 @@ at::Tensor intra_chunk_mask(int64_t chunk, bool inclusive, const ResetMasks& mas
   return masks.defined() ? at::logical_and(masks.same_segment, causal) : causal;
 }
 
+bool needs_grad(std::initializer_list<at::Tensor> inputs) {
+  if (!at::GradMode::is_enabled()) return false;
+  for (const at::Tensor& x : inputs)
+    if (x.requires_grad()) return true;
+  return false;
+}
+
 at::Tensor reverse_cumsum(const at::Tensor& x, int64_t dim) {
   return at::flip(at::cumsum(at::flip(x, {dim}), dim), {dim});
 }

@@ -13,6 +13,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 namespace swarmt::ops::detail {
@@ -58,6 +59,10 @@ at::Tensor causal_mask(int64_t chunk, bool inclusive, at::Device device);
 
 // Combines a causal mask with an optional same-segment mask.
 at::Tensor intra_chunk_mask(int64_t chunk, bool inclusive, const ResetMasks& masks, at::Device device);
+
+// Whether autograd records through an op on these inputs (grad mode on and one of them requires grad):
+// when not, the CPU kernels skip what only a backward would read.
+bool needs_grad(std::initializer_list<at::Tensor> inputs);
 
 // Reverse cumulative sum along `dim`: out_t = Σ_{u >= t} x_u.
 at::Tensor reverse_cumsum(const at::Tensor& x, int64_t dim);
