@@ -7,12 +7,21 @@
 #include "swarmt/nn/linear.h"
 #include "swarmt/nn/state_dtype.h"
 #include "swarmt/ops/recurrent_flops.h"
+#include "swarmt/ops/rmsnorm_cpu.h"
+#include "swarmt/ops/short_conv_cpu.h"
 
 namespace swarmt::nn {
 namespace {
 
-// y = x / sqrt(Σ x² + eps) over the last dimension (fla l2norm, eps 1e-6).
-at::Tensor l2_normalize(const at::Tensor& x) { return x * at::rsqrt(x.pow(2).sum(-1, true) + 1e-6); }
+// y = x / sqrt(Σ x² + eps) over the last dimension (fla l2norm, eps 1e-6). In training on CPU this is
+// the fused RMSNorm: x / sqrt(Σ x² + eps) = x / sqrt(mean(x²) + eps / D) · (1 / √D).
+at::Tensor l2_normalize(const at::Tensor& x) {
+  const int64_t d = x.size(-1);
+  if (at::GradMode::is_enabled() && x.requires_grad() && ops::rms_norm_cpu_applies(x, {}))
+    return ops::rms_norm_cpu(x, at::full({d}, 1.0 / std::sqrt(static_cast<double>(d)), x.options()),
+                             1e-6 / static_cast<double>(d));
+  return x * at::rsqrt(x.pow(2).sum(-1, true) + 1e-6);
+}
 
 }  // namespace
 
@@ -84,19 +93,42 @@ GatedDeltaNetLayerImpl::Inputs GatedDeltaNetLayerImpl::project(const at::Tensor&
     return at::silu(y);
   };
   Inputs in;
-  auto q = conv(linear(q_proj, x), q_conv, 0);
-  auto k = conv(linear(k_proj, x), k_conv, 1);
-  auto v = conv(linear(v_proj, x), v_conv, 2);
+  at::Tensor q, k, v, a_in, b_in;
+  const int64_t key_dim = H * options_.head_dim, value_dim = H * options_.v_head_dim;
+  const bool graph = at::GradMode::is_enabled() && (x.requires_grad() || q_proj->weight.requires_grad());
+  if (graph && conv_in == nullptr && conv_out == nullptr && x.device().is_cpu()) {
+    // Training on CPU: the six projections as one GEMM, the three convolutions and their SiLU as one
+    // pass over the q | k | v channels (fused in fp32; the ATen ops under bf16 autocast).
+    const auto parts = linear_group(x, q_proj, k_proj, v_proj, a_proj, b_proj, g_proj);
+    const at::Tensor qkv_in = at::cat({parts[0], parts[1], parts[2]}, -1);
+    const at::Tensor conv_weight = at::cat({q_conv, k_conv, v_conv}, 0);
+    const at::Tensor qkv = ops::short_conv_silu_cpu_applies(qkv_in, conv_weight)
+                               ? ops::short_conv_silu_cpu(qkv_in, conv_weight, resets)
+                               : at::silu(ops::short_conv(qkv_in, conv_weight.to(qkv_in.scalar_type()), {}, resets).first);
+    const auto qkv_parts = qkv.split_with_sizes({key_dim, key_dim, value_dim}, -1);  // backward: one cat
+    q = qkv_parts[0];
+    k = qkv_parts[1];
+    v = qkv_parts[2];
+    a_in = parts[3];
+    b_in = parts[4];
+    in.gate = parts[5];
+  } else {
+    q = conv(linear(q_proj, x), q_conv, 0);
+    k = conv(linear(k_proj, x), k_conv, 1);
+    v = conv(linear(v_proj, x), v_conv, 2);
+    a_in = linear(a_proj, x);
+    b_in = linear(b_proj, x);
+    in.gate = linear(g_proj, x);
+  }
   in.q = l2_normalize(q.view({B, N, H, options_.head_dim}).to(ct)).transpose(1, 2).contiguous();
   in.k = l2_normalize(k.view({B, N, H, options_.head_dim}).to(ct)).transpose(1, 2).contiguous();
   in.v = v.view({B, N, H, options_.v_head_dim}).to(ct).transpose(1, 2).contiguous();
   // g = -exp(A_log) · softplus(a + dt_bias): the log of the per-token decay α ∈ (0, 1).
-  auto a = linear(a_proj, x).to(ct) + dt_bias.to(ct);
+  auto a = a_in.to(ct) + dt_bias.to(ct);
   in.g = (-at::exp(A_log.to(ct)) * at::softplus(a)).transpose(1, 2).contiguous();
-  auto beta = at::sigmoid(linear(b_proj, x).to(ct));
+  auto beta = at::sigmoid(b_in.to(ct));
   if (options_.allow_neg_eigval) beta = beta * 2.0;
   in.beta = beta.transpose(1, 2).contiguous();
-  in.gate = linear(g_proj, x);
   return in;
 }
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "swarmt/core/error.h"
+#include "swarmt/nn/gated_product_cpu.h"
 #include "swarmt/nn/linear.h"
 
 namespace swarmt::nn {
@@ -61,8 +62,19 @@ at::Tensor gated_product(const at::Tensor& gu, int64_t intermediate, Activation 
 }  // namespace
 
 at::Tensor GatedMLPImpl::forward(const at::Tensor& x) {
-  const bool fused = !gate_proj->bias.defined() && !up_proj->bias.defined() &&
-                     ops::matvec_applies(x, gate_proj->weight, {}) && ops::matvec_applies(x, up_proj->weight, {});
+  const bool no_bias = !gate_proj->bias.defined() && !up_proj->bias.defined();
+  const bool graph = at::GradMode::is_enabled() &&
+                     (x.requires_grad() || gate_proj->weight.requires_grad() || up_proj->weight.requires_grad());
+  if (graph && no_bias && x.device().is_cpu()) {
+    // Training: gate and up as one GEMM; in fp32 (not under bf16 autocast) the activation and product
+    // fused forward and backward.
+    const at::Tensor gu = at::linear(x, at::cat({gate_proj->weight, up_proj->weight}, 0));
+    const int64_t intermediate = gate_proj->weight.size(0);
+    if (gated_product_cpu_applies(gu)) return linear(down_proj, gated_product_cpu(gu, activation));
+    return linear(down_proj, apply_activation(gu.narrow(-1, 0, intermediate), activation) *
+                                 gu.narrow(-1, intermediate, intermediate));
+  }
+  const bool fused = no_bias && ops::matvec_applies(x, gate_proj->weight, {}) && ops::matvec_applies(x, up_proj->weight, {});
   if (!fused) return linear(down_proj, apply_activation(linear(gate_proj, x), activation) * linear(up_proj, x));
   // Decoding: gate and up in one pass over both weights, the activation and product in one loop.
   const int64_t intermediate = gate_proj->weight.size(0);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "swarmt/core/error.h"
 #include "swarmt/nn/init.h"
@@ -9,6 +10,7 @@
 #include "swarmt/nn/state_dtype.h"
 #include "swarmt/ops/gated_delta.h"
 #include "swarmt/ops/recurrent_flops.h"
+#include "swarmt/ops/short_conv_cpu.h"
 
 namespace swarmt::nn {
 namespace {
@@ -80,18 +82,33 @@ MLSTMLayerImpl::Projections MLSTMLayerImpl::project(const at::Tensor& x, const a
   const int64_t B = x.size(0), N = x.size(1), H = options_.num_heads;
   const auto ct = recurrent_state_dtype(x.scalar_type());
   at::Tensor xqk = x;
-  if (qk_conv.defined()) {
+  const bool graph = at::GradMode::is_enabled() && (x.requires_grad() || q_proj->weight.requires_grad());
+  if (qk_conv.defined() && graph && conv_cache == nullptr && x.device().is_cpu() && x.scalar_type() == at::kFloat &&
+      qk_conv.scalar_type() == at::kFloat) {
+    xqk = ops::short_conv_silu_cpu(x, qk_conv, resets);  // training on CPU: the convolution and SiLU fused
+  } else if (qk_conv.defined()) {
     auto [y, cache] = ops::short_conv(x, qk_conv.to(x.scalar_type()), conv_cache ? *conv_cache : at::Tensor(), resets);
     if (conv_cache) *conv_cache = cache;
     xqk = at::silu(y);
   }
+  // The projections of one input as one GEMM in training (linear_group; one pass each when decoding).
+  at::Tensor q, k, v, igate, fgate, ogate;
+  if (qk_conv.defined()) {
+    const auto qk = linear_group(xqk, q_proj, k_proj);
+    const auto rest = linear_group(x, v_proj, igate_proj, fgate_proj, ogate_proj);
+    std::tie(q, k) = std::tie(qk[0], qk[1]);
+    std::tie(v, igate, fgate, ogate) = std::tie(rest[0], rest[1], rest[2], rest[3]);
+  } else {
+    const auto all = linear_group(x, q_proj, k_proj, v_proj, igate_proj, fgate_proj, ogate_proj);
+    std::tie(q, k, v, igate, fgate, ogate) = std::tie(all[0], all[1], all[2], all[3], all[4], all[5]);
+  }
   Projections p;
-  p.q = linear(q_proj, xqk).view({B, N, H, options_.qk_head_dim}).transpose(1, 2).to(ct).contiguous();
-  p.k = linear(k_proj, xqk).view({B, N, H, options_.qk_head_dim}).transpose(1, 2).to(ct).contiguous();
-  p.v = linear(v_proj, x).view({B, N, H, options_.v_head_dim}).transpose(1, 2).to(ct).contiguous();
-  p.igate = soft_cap(linear(igate_proj, x).to(ct), options_.gate_soft_cap).transpose(1, 2).contiguous();
-  p.fgate = soft_cap(linear(fgate_proj, x).to(ct), options_.gate_soft_cap).transpose(1, 2).contiguous();
-  p.ogate = linear(ogate_proj, x);
+  p.q = q.view({B, N, H, options_.qk_head_dim}).transpose(1, 2).to(ct).contiguous();
+  p.k = k.view({B, N, H, options_.qk_head_dim}).transpose(1, 2).to(ct).contiguous();
+  p.v = v.view({B, N, H, options_.v_head_dim}).transpose(1, 2).to(ct).contiguous();
+  p.igate = soft_cap(igate.to(ct), options_.gate_soft_cap).transpose(1, 2).contiguous();
+  p.fgate = soft_cap(fgate.to(ct), options_.gate_soft_cap).transpose(1, 2).contiguous();
+  p.ogate = ogate;
   return p;
 }
 

@@ -18,10 +18,9 @@ HeadwiseLayerNormImpl::HeadwiseLayerNormImpl(int64_t heads_, int64_t head_dim_, 
 
 at::Tensor HeadwiseLayerNormImpl::forward(const at::Tensor& x) {
   auto xf = x.to(x.scalar_type() == at::kDouble ? at::kDouble : at::kFloat);  // reduce in fp32+
-  auto mean = xf.mean(-1, /*keepdim=*/true);
-  auto centered = xf - mean;
-  auto var = centered.pow(2).mean(-1, /*keepdim=*/true);
-  auto normed = (centered * at::rsqrt(var + eps)).to(x.scalar_type());
+  // (x − mean) / sqrt(var + eps) per head row: ATen's fused layer norm (one pass forward and one
+  // backward) without its weight, since each head has its own.
+  auto normed = at::layer_norm(xf, {head_dim}, {}, {}, eps).to(x.scalar_type());
   return normed * weight.view({heads, 1, head_dim}).to(x.scalar_type());
 }
 

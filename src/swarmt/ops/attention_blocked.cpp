@@ -24,6 +24,12 @@
 namespace swarmt::ops::detail {
 namespace {
 
+// Every row of (B, N) `times` times in a row: (B·times, N) contiguous, as repeat_interleave(times, 0)
+// (which builds an index and gathers; this is one copy).
+at::Tensor repeat_rows(const at::Tensor& rows, int64_t times) {
+  return rows.unsqueeze(1).expand({rows.size(0), times, rows.size(1)}).reshape({rows.size(0) * times, rows.size(1)});
+}
+
 // (B, Hq, N, rest...) -> (B·Hkv, N·rep, rest...): row n·rep + r is query head kv_head·rep + r at position n.
 at::Tensor group_query_heads(const at::Tensor& x, int64_t kv_heads) {
   const int64_t batch = x.size(0), rep = x.size(1) / kv_heads, length = x.size(2);
@@ -70,7 +76,7 @@ class BandedBlocks {
         compute_(attention_compute_type(q.scalar_type())),
         device_(q.device()) {
     // Document of every key, per flattened (batch, kv head) row: (B·Hkv, Nk).
-    if (doc_ids.defined()) head_doc_ids_ = doc_ids.to(device_, at::kLong).repeat_interleave(kv_heads_, 0);
+    if (doc_ids.defined()) head_doc_ids_ = repeat_rows(doc_ids.to(device_, at::kLong), kv_heads_);
   }
 
   int64_t num_blocks() const { return (n_queries_ + block_size_ - 1) / block_size_; }
@@ -238,7 +244,7 @@ BandProblem<T> band_problem(const at::Tensor& q_grouped, const at::Tensor& k_fla
 // The document of every key per flattened (batch, kv head) row, (B·Hkv, Nk) contiguous; undefined if none.
 at::Tensor documents_per_head(const at::Tensor& doc_ids, int64_t kv_heads) {
   if (!doc_ids.defined()) return {};
-  return doc_ids.to(at::kCPU, at::kLong).repeat_interleave(kv_heads, 0).contiguous();
+  return repeat_rows(doc_ids.to(at::kCPU, at::kLong), kv_heads);
 }
 
 // k and v with one layout (both views of one cache, or both contiguous).

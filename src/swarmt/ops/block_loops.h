@@ -6,6 +6,16 @@
 #include <algorithm>
 #include <cstdint>
 
+// A function of elementwise loops, compiled once per vector width: the build targets baseline x86-64
+// (SSE2, four lanes), and the loader picks the AVX-512 or AVX2 clone where the CPU has it (ifunc).
+// For loops whose rounding does not depend on the width: each element's value is the same on every
+// clone, up to the fused multiply-adds the wider targets may contract.
+#if defined(__x86_64__) && defined(__linux__)
+#define SWARMT_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define SWARMT_VECTOR_CLONES
+#endif
+
 namespace swarmt::ops::loops {
 
 // y = s · x

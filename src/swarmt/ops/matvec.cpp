@@ -618,6 +618,29 @@ at::Tensor matvec_linear(const at::Tensor& x, const at::Tensor& weight, const at
   return matvec_linear_group(x, {weight}, {bias})[0];
 }
 
+namespace {
+
+// Training through one GEMM (see linear_group): two or more weights of one dtype and device and the
+// same input width; biases of the same dtype and device where there are any.
+bool grouped_gemm_applies(const at::Tensor& x, at::ArrayRef<at::Tensor> weights, at::ArrayRef<at::Tensor> biases) {
+  if (weights.size() < 2 || !at::GradMode::is_enabled()) return false;
+  bool graph = x.requires_grad();
+  for (size_t j = 0; j < weights.size(); ++j) {
+    const at::Tensor& w = weights[j];
+    const at::Tensor b = j < biases.size() ? biases[j] : at::Tensor();
+    if (w.dim() != 2 || w.size(1) != weights[0].size(1) || w.scalar_type() != weights[0].scalar_type() ||
+        w.device() != weights[0].device())
+      return false;
+    if (b.defined() && (b.dim() != 1 || b.size(0) != w.size(0) || b.scalar_type() != w.scalar_type() ||
+                        b.device() != w.device()))
+      return false;
+    graph = graph || w.requires_grad() || (b.defined() && b.requires_grad());
+  }
+  return graph;
+}
+
+}  // namespace
+
 std::vector<at::Tensor> linear_group(const at::Tensor& x, at::ArrayRef<at::Tensor> weights,
                                      at::ArrayRef<at::Tensor> biases) {
   SWARMT_CHECK(biases.empty() || biases.size() == weights.size(), "linear_group: one bias per weight");
@@ -626,6 +649,19 @@ std::vector<at::Tensor> linear_group(const at::Tensor& x, at::ArrayRef<at::Tenso
   for (size_t j = 0; j < weights.size() && fused; ++j)
     fused = matvec_applies(x, weights[j], bias(j)) && weights[j].scalar_type() == weights[0].scalar_type();
   if (fused) return matvec_linear_group(x, weights, biases);
+  if (grouped_gemm_applies(x, weights, biases)) {
+    // Where some weights have a bias and others not, the others' part of the joint bias is zeros.
+    std::vector<at::Tensor> bs;
+    std::vector<int64_t> sizes;
+    bool any_bias = false;
+    for (size_t j = 0; j < weights.size(); ++j) any_bias = any_bias || bias(j).defined();
+    for (size_t j = 0; j < weights.size(); ++j) {
+      sizes.push_back(weights[j].size(0));
+      if (any_bias) bs.push_back(bias(j).defined() ? bias(j) : at::zeros({weights[j].size(0)}, weights[j].options()));
+    }
+    const at::Tensor y = at::linear(x, at::cat(weights, 0), any_bias ? at::cat(bs, 0) : at::Tensor());
+    return y.split_with_sizes(sizes, -1);
+  }
   std::vector<at::Tensor> outs;
   for (size_t j = 0; j < weights.size(); ++j) outs.push_back(linear(x, weights[j], bias(j)));
   return outs;

@@ -38,8 +38,10 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tenso
 
 // Several products of the same x (q, k and v; gate and up) in one parallel pass, so the threads meet
 // once instead of once per weight: ys[j] = x W_jᵀ + b_j. `biases` is empty or one (possibly undefined)
-// tensor per weight. matvec_linear_group requires matvec_applies for each; linear_group falls back to
-// at::linear per weight when any does not apply.
+// tensor per weight. matvec_linear_group requires matvec_applies for each. Otherwise linear_group, when
+// it records a graph (training), multiplies by the weights concatenated, one GEMM instead of one per
+// weight forward and one instead of several plus their sum for x's gradient, and returns views of the
+// one result; without a graph it runs at::linear per weight.
 std::vector<at::Tensor> matvec_linear_group(const at::Tensor& x, at::ArrayRef<at::Tensor> weights,
                                             at::ArrayRef<at::Tensor> biases = {});
 std::vector<at::Tensor> linear_group(const at::Tensor& x, at::ArrayRef<at::Tensor> weights,

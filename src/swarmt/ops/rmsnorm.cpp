@@ -1,8 +1,10 @@
 // RMSNorm (see rmsnorm.h). Plain ATen ops, so autograd provides the gradient; a few rows without
-// autograd (a decode step) take one loop instead of eight ATen ops.
+// autograd (a decode step) take one loop instead of eight ATen ops, and fp32 training on the CPU the
+// fused forward and backward of rmsnorm_cpu.h.
 #include "swarmt/ops/rmsnorm.h"
 
 #include "swarmt/core/error.h"
+#include "swarmt/ops/rmsnorm_cpu.h"
 
 namespace swarmt::ops {
 namespace {
@@ -50,6 +52,10 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps, b
   if (norm_loop_applies(x, weight))
     return x.scalar_type() == at::kFloat ? rms_norm_loop<float>(x, weight, eps, cast_before_weight)
                                          : rms_norm_loop<at::BFloat16>(x, weight, eps, cast_before_weight);
+  // Training in fp32 on the CPU: one fused pass forward and one backward.
+  if (at::GradMode::is_enabled() && (x.requires_grad() || (weight.defined() && weight.requires_grad())) &&
+      rms_norm_cpu_applies(x, weight))
+    return rms_norm_cpu(x, weight, eps);
   // fp32 at least (fp64 stays fp64 so tests can compare exactly).
   const auto compute = x.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
   auto xf = x.to(compute);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "swarmt/core/error.h"
+#include "swarmt/ops/rope_cpu.h"
 
 namespace swarmt::ops {
 namespace {
@@ -173,6 +174,9 @@ at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tens
                      " (need (N, D/2) or (B, N, D/2) with N = ", length, ", D/2 <= ", head_dim / 2, ")");
   if (rope_loop_applies(x, cos, sin))
     return x.scalar_type() == at::kFloat ? apply_rope_loop<float>(x, cos, sin) : apply_rope_loop<at::BFloat16>(x, cos, sin);
+  // Training in fp32 on the CPU: one fused pass forward and one backward.
+  if (at::GradMode::is_enabled() && x.requires_grad() && apply_rope_cpu_applies(x, cos, sin))
+    return apply_rope_cpu(x, cos, sin);
   // (N, h) -> (1, 1, N, h); (B, N, h) -> (B, 1, N, h); in x's dtype so the result keeps it.
   auto c = (cos.dim() == 2 ? cos.unsqueeze(0) : cos).unsqueeze(1).to(x.dtype());
   auto s = (sin.dim() == 2 ? sin.unsqueeze(0) : sin).unsqueeze(1).to(x.dtype());
