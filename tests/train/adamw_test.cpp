@@ -32,6 +32,40 @@ TEST(AdamW, update_matches_the_written_out_formula) {
   }
 }
 
+// fp32 parameters take the fused one-pass update; it equals the written-out formula to fp32 accuracy,
+// with and without weight decay, over sizes that fill and miss the vector width.
+TEST(AdamW, fused_fp32_update_matches_the_written_out_formula) {
+  for (int64_t n : {1, 13, 70000}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    at::Generator gen = at::detail::createCPUGenerator(static_cast<uint64_t>(n));
+    auto w = at::randn({n}, gen).requires_grad_(true);     // 1-D: no decay
+    auto m2 = at::randn({2, n}, gen).requires_grad_(true);  // a matrix: decays
+    AdamWOptions o;
+    o.weight_decay = 0.1;
+    AdamW opt(std::vector<NamedParameter>{{"norm.weight", w}, {"layer.weight", m2}}, o);
+    std::vector<at::Tensor> expected{w.detach().to(at::kDouble), m2.detach().to(at::kDouble)};
+    std::vector<at::Tensor> m{at::zeros_like(expected[0]), at::zeros_like(expected[1])};
+    std::vector<at::Tensor> v{at::zeros_like(expected[0]), at::zeros_like(expected[1])};
+    const double lr = 0.003;
+    for (int t = 1; t <= 3; ++t) {
+      const std::vector<at::Tensor> grads{at::randn({n}, gen), at::randn({2, n}, gen)};
+      w.mutable_grad() = grads[0].clone();
+      m2.mutable_grad() = grads[1].clone();
+      opt.step(lr);
+      for (size_t i = 0; i < 2; ++i) {
+        const at::Tensor g = grads[i].to(at::kDouble);
+        m[i] = o.beta1 * m[i] + (1 - o.beta1) * g;
+        v[i] = o.beta2 * v[i] + (1 - o.beta2) * g * g;
+        const at::Tensor mhat = m[i] / (1 - std::pow(o.beta1, t)), vhat = v[i] / (1 - std::pow(o.beta2, t));
+        const double decay = i == 1 ? 1 - lr * o.weight_decay : 1.0;
+        expected[i] = expected[i] * decay - lr * mhat / (vhat.sqrt() + o.eps);
+      }
+      EXPECT_TRUE(TensorsClose(w.detach(), expected[0].to(at::kFloat), 1e-6, 1e-6));
+      EXPECT_TRUE(TensorsClose(m2.detach(), expected[1].to(at::kFloat), 1e-6, 1e-6));
+    }
+  }
+}
+
 TEST(AdamW, norms_biases_gates_and_embeddings_get_no_weight_decay) {
   auto matrix = at::zeros({2, 2});
   EXPECT_TRUE(default_decays("model.layers.0.mlp.up_proj.weight", matrix, false));
