@@ -13,6 +13,7 @@
 #   small GEMMs              swarmt's block products (ops/gemm_small: attention bands, recurrent chunks)
 #   recurrent kernels        the mLSTM / Gated DeltaNet chunk loops (gates, solves, fused elementwise)
 #   attention kernels        the band attention's softmax, masks and their vectorised helpers
+#   fused elementwise        the fused training ops (RMSNorm, gated product, short conv + SiLU, RoPE, AdamW)
 #   ATen ops                 every other libtorch op: norms, SwiGLU, embeddings, loss, optimizer, copies
 #   memory                   malloc/free, memcpy/memset, page faults
 #   threads                  yielding, sleeping and waking workers (OpenMP, BLAS threads)
@@ -34,7 +35,7 @@ while [ $# -gt 0 ]; do
     --rounds) ROUNDS=$2; shift 2 ;;
     --old) OLD=$2; shift 2 ;;
     --no-profile) PROFILE=0; shift ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     -*) echo "train_step_profile: unknown option $1" >&2; exit 2 ;;
     *) positional+=("$1"); shift ;;
   esac
@@ -109,8 +110,11 @@ RULES = [
     ("small GEMMs", r"gemm_avx512|gemm_portable|gemm_small|transpose_8x8|transpose_avx512|transpose_small"),
     ("recurrent kernels", r"mlstm_forward_cpu|mlstm_backward_cpu|gated_delta_forward_cpu|gated_delta_backward_cpu|"
                           r"ChunkWork|solve_lower|invert_diagonal"),
-    ("attention kernels", r"band_forward_cpu|band_backward_cpu|BlockProducts|avx512_exp|avx512_max|exp_shifted|"
+    ("attention kernels", r"band_forward_cpu|band_backward_cpu|BlockProducts|avx512_max|exp_shifted|"
                           r"max_of|cap_and_mask"),
+    ("fused elementwise", r"GatedProductFunction|RmsNormFunction|ShortConvSiluFunction|RopeFunction|rotate_row|"
+                          r"activate_row|forward_row|backward_row|conv_forward|conv_backward|silu_row|"
+                          r"silu_backward_row|update_range|AdamW|clip_grad_norm|squared_sum|avx512_exp"),
     ("ATen ops", r"libtorch|libc10|libsleef|at::|c10::"),
 ]
 ORDER = [r[0] for r in RULES] + ["other"]
