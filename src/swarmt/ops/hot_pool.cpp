@@ -68,10 +68,9 @@ class HotPool {
 
   int workers() const { return static_cast<int>(threads_.size()); }
 
-  void run(int64_t begin, int64_t chunk, int64_t end, int64_t chunks, const std::function<void(int64_t, int64_t)>& f) {
-    begin_.store(begin, std::memory_order_relaxed);
-    chunk_.store(chunk, std::memory_order_relaxed);
-    end_.store(end, std::memory_order_relaxed);
+  // Chunk i is [bounds[i], bounds[i + 1]); bounds stays alive until run returns.
+  void run(const int64_t* bounds, int64_t chunks, const std::function<void(int64_t, int64_t)>& f) {
+    bounds_.store(bounds, std::memory_order_relaxed);
     chunks_.store(chunks, std::memory_order_relaxed);
     f_.store(&f, std::memory_order_relaxed);
     error_ = nullptr;
@@ -96,9 +95,8 @@ class HotPool {
     while ((c >> 32) == generation && static_cast<int64_t>(c & 0xffffffffu) < chunks_.load(std::memory_order_relaxed)) {
       if (!claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel)) continue;
       const int64_t i = static_cast<int64_t>(c & 0xffffffffu);
-      const int64_t chunk = chunk_.load(std::memory_order_relaxed);
-      const int64_t b = begin_.load(std::memory_order_relaxed) + i * chunk;
-      const int64_t e = std::min(end_.load(std::memory_order_relaxed), b + chunk);
+      const int64_t* bounds = bounds_.load(std::memory_order_relaxed);
+      const int64_t b = bounds[i], e = bounds[i + 1];
       try {
         (*f_.load(std::memory_order_relaxed))(b, e);
       } catch (...) {
@@ -145,7 +143,8 @@ class HotPool {
   std::exception_ptr error_;
   uint64_t generation_ = 0;  // the caller's alone
   // The current job, written by the caller before it publishes the job's generation in claim_.
-  std::atomic<int64_t> begin_{0}, chunk_{1}, end_{0}, chunks_{0};
+  std::atomic<const int64_t*> bounds_{nullptr};
+  std::atomic<int64_t> chunks_{0};
   std::atomic<const std::function<void(int64_t, int64_t)>*> f_{nullptr};
 };
 
@@ -183,14 +182,23 @@ void hot_parallel_for(int64_t begin, int64_t end, int64_t grain, const std::func
   if (threads <= 1 || range <= grain) return f(begin, end);
   std::unique_lock<std::mutex> lock(pool_mutex(), std::try_to_lock);
   if (!lock.owns_lock()) return f(begin, end);  // nested, or another thread holds the pool
-  // A few chunks per thread, so a thread that starts late (a worker waking up) takes fewer; each a
-  // multiple of the grain, so kernels that work in blocks of rows keep whole blocks.
-  const int64_t target = (range + 16 * threads - 1) / (16 * threads);
-  const int64_t chunk = std::max<int64_t>(1, (target + grain - 1) / grain) * grain;
-  const int64_t chunks = (range + chunk - 1) / chunk;
+  // Guided chunks: each takes 1/(2·threads) of what is left, rounded up to a multiple of the grain (so
+  // kernels that work in blocks of rows keep whole blocks), down to one grain. A thread that starts
+  // late (a worker waking up) takes fewer chunks, and the threads finish within about one grain of
+  // each other instead of one equal chunk (a token's hundred-odd products each paid that wait).
+  thread_local std::vector<int64_t> bounds;
+  bounds.clear();
+  for (int64_t at = begin; at < end;) {
+    bounds.push_back(at);
+    const int64_t left = end - at;
+    const int64_t share = (left + 2 * threads - 1) / (2 * threads);
+    at += std::min(left, std::max<int64_t>(1, (share + grain - 1) / grain) * grain);
+  }
+  bounds.push_back(end);
+  const int64_t chunks = static_cast<int64_t>(bounds.size()) - 1;
   if (chunks <= 1) return f(begin, end);
   HotPool* pool = pool_for(threads);
-  pool->run(begin, chunk, end, chunks, f);
+  pool->run(bounds.data(), chunks, f);
 }
 
 }  // namespace swarmt::ops
