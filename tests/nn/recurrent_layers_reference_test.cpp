@@ -165,15 +165,21 @@ at::Tensor gated_deltanet_reference(nn::GatedDeltaNetLayerImpl& l, const at::Ten
   return linear(o_all * at::silu(linear(x, l.g_proj)), l.o_proj);
 }
 
+// 21 tokens in chunks of 8: two full chunks and a partial one.
+nn::GatedDeltaNetLayerOptions small_gated_deltanet() {
+  nn::GatedDeltaNetLayerOptions o;
+  o.hidden_size = 12;
+  o.num_heads = 2;
+  o.head_dim = 4;
+  o.v_head_dim = 6;
+  o.conv_size = 4;
+  o.chunk_size = 8;
+  return o;
+}
+
 TEST(RecurrentLayerReference, gated_deltanet_layer_equals_a_per_token_reference_with_gradients) {
   for (bool negative : {false, true}) {
-    nn::GatedDeltaNetLayerOptions o;
-    o.hidden_size = 12;
-    o.num_heads = 2;
-    o.head_dim = 4;
-    o.v_head_dim = 6;
-    o.conv_size = 4;
-    o.chunk_size = 8;
+    nn::GatedDeltaNetLayerOptions o = small_gated_deltanet();
     o.allow_neg_eigval = negative;
     nn::GatedDeltaNetLayer layer(o);
     layer->to(at::kDouble);
@@ -192,14 +198,7 @@ TEST(RecurrentLayerReference, gated_deltanet_layer_equals_a_per_token_reference_
 // the convolutions and SiLU as one pass, the l2 norms as the fused RMSNorm); against the same reference
 // in fp64, values and gradients agree to fp32 accuracy.
 TEST(RecurrentLayerReference, gated_deltanet_layer_fused_fp32_training_path_equals_the_reference) {
-  nn::GatedDeltaNetLayerOptions o;
-  o.hidden_size = 12;
-  o.num_heads = 2;
-  o.head_dim = 4;
-  o.v_head_dim = 6;
-  o.conv_size = 4;
-  o.chunk_size = 8;
-  nn::GatedDeltaNetLayer layer(o);
+  nn::GatedDeltaNetLayer layer(small_gated_deltanet());
   randomize(*layer, 21);
   const at::Tensor x_value = at::randn({2, 21, 12});
   const at::Tensor r = at::randn({2, 21, 12});

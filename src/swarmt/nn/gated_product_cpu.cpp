@@ -19,7 +19,7 @@ constexpr float kGeluScale = 0.7978845608028654f;  // √(2/π)
 constexpr float kGeluCubic = 0.044715f;
 
 // For one row of g: a = act(g) and, when da is given, act'(g). `work` holds I floats.
-inline void activate_row(const float* g, int64_t n, Activation act, float* work, float* a, float* da) {
+SWARMT_VECTOR_CLONES void activate_row(const float* g, int64_t n, Activation act, float* work, float* a, float* da) {
   if (act == Activation::SiLU) {
     for (int64_t i = 0; i < n; ++i) work[i] = -g[i];
     ops::block_exp(work, n);  // e^(−g)

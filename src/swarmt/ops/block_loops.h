@@ -9,8 +9,9 @@
 // A function of elementwise loops, compiled once per vector width: the build targets baseline x86-64
 // (SSE2, four lanes), and the loader picks the AVX-512 or AVX2 clone where the CPU has it (ifunc).
 // For loops whose rounding does not depend on the width: each element's value is the same on every
-// clone, up to the fused multiply-adds the wider targets may contract.
-#if defined(__x86_64__) && defined(__linux__)
+// clone, up to the fused multiply-adds the wider targets may contract. GCC only: other compilers (the
+// sanitizer build's clang) compile the baseline loop.
+#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__)
 #define SWARMT_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define SWARMT_VECTOR_CLONES
@@ -51,6 +52,19 @@ inline T dot(const T* __restrict a, const T* __restrict b, int64_t n) {
     for (int j = 0; j < kLanes; ++j) part[j] += a[i + j] * b[i + j];
   T sum = 0;
   for (; i < n; ++i) sum += a[i] * b[i];
+  for (int j = 0; j < kLanes; ++j) sum += part[j];
+  return sum;
+}
+
+// Σ x² of fp32 values summed in fp64 (norms and gradient norms), over eight running sums.
+inline double squared_sum_fp64(const float* __restrict x, int64_t n) {
+  constexpr int kLanes = 8;
+  double part[kLanes] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) part[j] += static_cast<double>(x[i + j]) * static_cast<double>(x[i + j]);
+  double sum = 0;
+  for (; i < n; ++i) sum += static_cast<double>(x[i]) * static_cast<double>(x[i]);
   for (int j = 0; j < kLanes; ++j) sum += part[j];
   return sum;
 }

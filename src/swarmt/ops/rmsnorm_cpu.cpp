@@ -17,20 +17,14 @@ using torch::autograd::variable_list;
 // Rows per task: enough work (rows × D ≥ ~32k values) that a task is worth a thread's wake-up.
 int64_t row_grain(int64_t d) { return std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(d, 1)); }
 
-// One row: y = x · r · w (w may be null); returns r. Σ x² in fp64 over eight running sums.
+// One row: y = x · r · w (w may be null); returns r. Σ x² in fp64.
 SWARMT_VECTOR_CLONES float forward_row(const float* x, const float* w, int64_t d, float eps, float* y) {
-  double sums[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t i = 0;
-  for (; i + 8 <= d; i += 8)
-    for (int k = 0; k < 8; ++k) sums[k] += static_cast<double>(x[i + k]) * static_cast<double>(x[i + k]);
-  for (; i < d; ++i) sums[0] += static_cast<double>(x[i]) * static_cast<double>(x[i]);
-  double sum = 0;
-  for (double v : sums) sum += v;
+  const double sum = loops::squared_sum_fp64(x, d);
   const float inv = 1.0f / std::sqrt(static_cast<float>(sum / static_cast<double>(d)) + eps);
   if (w == nullptr) {
-    for (i = 0; i < d; ++i) y[i] = x[i] * inv;
+    for (int64_t i = 0; i < d; ++i) y[i] = x[i] * inv;
   } else {
-    for (i = 0; i < d; ++i) y[i] = x[i] * inv * w[i];
+    for (int64_t i = 0; i < d; ++i) y[i] = x[i] * inv * w[i];
   }
   return inv;
 }

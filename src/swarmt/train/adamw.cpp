@@ -120,21 +120,13 @@ void AdamW::load_state_tensors(const std::function<at::Tensor(const std::string&
 
 namespace {
 
-// Σ g² in fp64: one pass with eight running sums for a contiguous fp32 CPU gradient (ATen: a cast, a
+// Σ g² in fp64: one pass for a contiguous fp32 CPU gradient (ATen: a cast, a
 // square and a sum, each a pass and an allocation), else the ATen ops.
 at::Tensor squared_sum(const at::Tensor& g) {
   if (!g.device().is_cpu() || g.scalar_type() != at::kFloat || !g.is_contiguous())
     return g.to(at::kDouble).pow(2).sum();
-  const float* x = g.data_ptr<float>();
-  const int64_t n = g.numel();
-  double sums[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int k = 0; k < 8; ++k) sums[k] += static_cast<double>(x[i + k]) * static_cast<double>(x[i + k]);
-  for (; i < n; ++i) sums[0] += static_cast<double>(x[i]) * static_cast<double>(x[i]);
-  double total = 0;
-  for (double v : sums) total += v;
-  return at::scalar_tensor(total, at::TensorOptions().dtype(at::kDouble));
+  return at::scalar_tensor(ops::loops::squared_sum_fp64(g.data_ptr<float>(), g.numel()),
+                           at::TensorOptions().dtype(at::kDouble));
 }
 
 }  // namespace
