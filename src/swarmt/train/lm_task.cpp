@@ -41,8 +41,17 @@ LossTerms CausalLMTask::loss(const data::Batch& batch, const StepPlan& plan) {
   if (plan.window > 0) options.window = plan.window;  // 0: the model's own window
   options.doc_ids = batch.doc_ids;
   model_->train(torch::GradMode::is_enabled());
-  auto logits = model_->forward(batch.tokens, options);
-  return cross_entropy_sum(logits, batch.targets.to(logits.device()));
+  const at::Tensor hidden = model_->forward_hidden(batch.tokens, options);
+  const at::Tensor targets = batch.targets.to(hidden.device());
+  // The head (final norm, LM head, soft cap) works position by position: where fewer than half the
+  // positions are scored (answers of recall and QA data), it runs on those alone. The loss and every
+  // gradient are the same; the head's GEMMs and the softmax shrink to the scored rows.
+  const at::Tensor scored = (targets != data::kIgnoreIndex).reshape({-1}).nonzero().squeeze(1);
+  if (scored.numel() > 0 && 2 * scored.numel() < targets.numel()) {
+    const at::Tensor rows = hidden.reshape({-1, hidden.size(-1)}).index_select(0, scored).unsqueeze(0);
+    return cross_entropy_sum(model_->head(rows), targets.reshape({-1}).index_select(0, scored).unsqueeze(0));
+  }
+  return cross_entropy_sum(model_->head(hidden), targets);
 }
 
 std::vector<std::pair<std::string, at::Tensor>> CausalLMTask::checkpoint_tensors() { return model_->checkpoint_tensors(); }
