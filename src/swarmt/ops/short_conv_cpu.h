@@ -1,7 +1,7 @@
 // The short convolution and its SiLU (the Gated DeltaNet's q | k | v, the mLSTM's q/k input) for
-// training on CPU: one pass forward and one
-// backward over (B, N, C), in place of the K shifted multiply-adds, masks and activation as ATen ops
-// (some forty passes over the activations with their backward, per convolution).
+// training on CPU: one pass forward and one backward over (B, N, C), in place of the K shifted
+// multiply-adds, masks and activation as ATen ops (some forty passes over the activations with their
+// backward, per convolution).
 #pragma once
 
 #include <ATen/ATen.h>
