@@ -1,4 +1,6 @@
 #include "test_util.h"
+#include <torch/csrc/autograd/function.h>
+
 #include "swarmt/core/remove_tree.h"
 
 #include <sys/wait.h>
@@ -10,6 +12,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <unordered_set>
 
 namespace fs = std::filesystem;
 
@@ -90,4 +93,19 @@ void write_file(const std::string& path, const std::string& bytes) {
   for (int64_t i = 0; i < std::min<int64_t>(5, a.numel()); ++i)
     result << " " << a[i].item<double>() << "/" << e[i].item<double>();
   return result;
+}
+
+bool AutogradGraphHas(const at::Tensor& t, const std::string& name) {
+  std::vector<torch::autograd::Node*> stack;
+  std::unordered_set<torch::autograd::Node*> seen;
+  if (t.grad_fn()) stack.push_back(t.grad_fn().get());
+  while (!stack.empty()) {
+    torch::autograd::Node* node = stack.back();
+    stack.pop_back();
+    if (!seen.insert(node).second) continue;
+    if (node->name().find(name) != std::string::npos) return true;
+    for (const auto& edge : node->next_edges())
+      if (edge.function) stack.push_back(edge.function.get());
+  }
+  return false;
 }

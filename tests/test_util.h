@@ -48,5 +48,10 @@ void write_file(const std::string& path, const std::string& bytes);
 // Tensor closeness with a readable failure: max abs difference, its position, and the first values.
 ::testing::AssertionResult TensorsClose(const at::Tensor& actual, const at::Tensor& expected, double atol,
                                         double rtol = 0.0);
+// Whether the autograd graph that produced `t` holds a node whose name contains `name` (a custom
+// Function's node is named after its class): tests that compare a fused path with the unfused ops check
+// with it that the fused path was taken.
+bool AutogradGraphHas(const at::Tensor& t, const std::string& name);
+
 #define EXPECT_TENSORS_CLOSE(actual, expected, atol) EXPECT_TRUE(TensorsClose((actual), (expected), (atol)))
 #define ASSERT_TENSORS_CLOSE(actual, expected, atol) ASSERT_TRUE(TensorsClose((actual), (expected), (atol)))

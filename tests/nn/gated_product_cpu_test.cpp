@@ -32,6 +32,7 @@ TEST(GatedMLP, training_path_equals_the_unfused_ops_and_their_gradients) {
   GatedMLP mlp(16, 24, Activation::SiLU);
   const at::Tensor x = at::randn({2, 5, 16}).requires_grad_(true);
   const at::Tensor y = mlp->forward(x);  // fused: gate and up in one GEMM
+  EXPECT_TRUE(AutogradGraphHas(y, "GatedProductFunction"));
   const at::Tensor expected = at::linear(at::silu(at::linear(x, mlp->gate_proj->weight)) * at::linear(x, mlp->up_proj->weight),
                                          mlp->down_proj->weight);
   EXPECT_TRUE(TensorsClose(y, expected, 1e-6, 1e-5));

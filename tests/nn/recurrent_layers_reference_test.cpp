@@ -12,6 +12,7 @@
 
 #include "swarmt/nn/gated_deltanet_layer.h"
 #include "swarmt/nn/mlstm_layer.h"
+#include "test_util.h"
 
 namespace swarmt::recurrent_layers_reference_test {
 
@@ -204,6 +205,8 @@ TEST(RecurrentLayerReference, gated_deltanet_layer_fused_fp32_training_path_equa
   const at::Tensor r = at::randn({2, 21, 12});
   const at::Tensor x = x_value.clone().requires_grad_(true);
   const at::Tensor y = layer->forward(x, nn::LayerContext{});
+  EXPECT_TRUE(AutogradGraphHas(y, "ShortConvSiluFunction"));
+  EXPECT_TRUE(AutogradGraphHas(y, "RmsNormFunction"));  // the l2 norms (and the output norm)
   const auto g = gradients(*layer, x, y, r);
 
   layer->to(at::kDouble);

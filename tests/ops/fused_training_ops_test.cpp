@@ -116,6 +116,7 @@ TEST(LinearGroup, training_through_one_gemm_equals_separate_products_and_their_g
     const std::vector<at::Tensor> biases32 = bias ? std::vector<at::Tensor>{b1.f32, b2.f32, b3.f32} : std::vector<at::Tensor>{};
     const auto ys = linear_group(x.f32, {w1.f32, w2.f32, w3.f32}, biases32);
     ASSERT_EQ(ys.size(), 3u);
+    EXPECT_TRUE(AutogradGraphHas(ys[0], "SplitWithSizesBackward"));  // views of one product
     const std::vector<Pair*> ws{&w1, &w2, &w3}, bs{&b1, &b2, &b3};
     at::Tensor loss32 = at::zeros({}, at::kFloat), loss64 = at::zeros({}, at::kDouble);
     for (size_t j = 0; j < 3; ++j) {

@@ -13,10 +13,13 @@ namespace swarmt::train {
 namespace {
 
 TEST(CausalLMTask, scoring_a_few_positions_gives_the_loss_and_gradients_of_the_full_head) {
-  Json config{{"model_type", "llama"}, {"hidden_size", 32},      {"num_hidden_layers", 2},
-              {"num_attention_heads", 2}, {"num_key_value_heads", 2}, {"head_dim", 16},
-              {"intermediate_size", 64}, {"vocab_size", 259},      {"tie_word_embeddings", true},
-              {"final_logit_softcapping", 30.0}};
+  // Gemma-3: its head has a final norm and a logit soft cap, both position by position.
+  Json config{{"model_type", "gemma3_text"}, {"hidden_size", 24}, {"num_hidden_layers", 2},
+              {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"head_dim", 6}, {"intermediate_size", 40},
+              {"hidden_activation", "gelu_pytorch_tanh"}, {"query_pre_attn_scalar", 6}, {"sliding_window", 8},
+              {"sliding_window_pattern", 2}, {"rope_theta", 1000000.0}, {"rope_local_base_freq", 10000.0},
+              {"rms_norm_eps", 1e-6}, {"vocab_size", 259}, {"final_logit_softcapping", 30.0},
+              {"bos_token_id", 1}, {"eos_token_id", 2}, {"pad_token_id", 0}};
   torch::manual_seed(5);
   std::shared_ptr<models::CausalLM> model = models::create_model(config, "model.json");
   CausalLMTask task(model, nullptr, nullptr, WindowSchedule{}, models::ModelAssets{});
