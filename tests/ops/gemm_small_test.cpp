@@ -57,11 +57,12 @@ void check(const Problem& p) {
 TEST(GemmSmall, equals_a_plain_sum_on_every_kernel_level_and_shape) {
   for_each_kernel_level([] {
     for (int64_t m : {1, 3, 7, 8, 9, 16, 17})
-      for (int64_t n : {1, 15, 16, 17, 31, 32, 33, 70})
+      for (int64_t n : {1, 15, 16, 17, 31, 32, 33, 48, 70})
         for (int64_t k : {0, 1, 5, 64})
           for (bool transpose_a : {false, true})
             check({m, n, k, transpose_a, 0.5f, 0.0f});
-    for (float beta : {1.0f, -0.25f}) check({9, 40, 13, true, 1.0f, beta});
+    for (float beta : {1.0f, -0.25f})
+      for (int64_t n : {40, 48}) check({9, n, 13, true, 1.0f, beta});
   });
 }
 

@@ -31,11 +31,13 @@ void gemm_portable(int64_t m, int64_t n, int64_t k, float alpha, const float* a,
 #if defined(__x86_64__) || defined(__i386__)
 #define SWARMT_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma")))
 
-// One tile of kRows rows × up to 32 columns (masks m0, m1 for the two 16-lane halves). The 2·kRows
-// accumulators are named variables: held in an array, GCC 12 kept a copy of them in memory and stored
-// all of them on every step of k (measured: 41–48 instead of ~100 GFLOP/s on one thread).
+// One tile of kRows rows × up to 32 columns (masks m0, m1 for the two 16-lane halves), or with kWide
+// false up to 16 (m0 alone): a band's last tile often has a few columns, and a 32-wide tile would spend
+// half its FMAs on masked lanes. The accumulators are named variables: held in an array, GCC 12 kept a
+// copy of them in memory and stored all of them on every step of k (measured: 41–48 instead of ~100
+// GFLOP/s on one thread).
 #define SWARMT_TILE_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
-template <int kRows>
+template <int kRows, bool kWide>
 SWARMT_TARGET_AVX512 inline void tile(int64_t k, float alpha, const float* a, int64_t a_row, int64_t a_col,
                                       const float* b, int64_t ldb, float beta, float* c, int64_t ldc, __mmask16 m0,
                                       __mmask16 m1) {
@@ -44,13 +46,13 @@ SWARMT_TARGET_AVX512 inline void tile(int64_t k, float alpha, const float* a, in
 #undef SWARMT_DECLARE
   for (int64_t p = 0; p < k; ++p) {
     const __m512 b0 = _mm512_maskz_loadu_ps(m0, b + p * ldb);
-    const __m512 b1 = _mm512_maskz_loadu_ps(m1, b + p * ldb + 16);
+    const __m512 b1 = kWide ? _mm512_maskz_loadu_ps(m1, b + p * ldb + 16) : _mm512_setzero_ps();
     const float* a_p = a + p * a_col;
-#define SWARMT_STEP(r)                                  \
-  if constexpr (kRows > r) {                            \
-    const __m512 x = _mm512_set1_ps(a_p[r * a_row]);    \
-    c##r##0 = _mm512_fmadd_ps(x, b0, c##r##0);          \
-    c##r##1 = _mm512_fmadd_ps(x, b1, c##r##1);          \
+#define SWARMT_STEP(r)                                          \
+  if constexpr (kRows > r) {                                    \
+    const __m512 x = _mm512_set1_ps(a_p[r * a_row]);            \
+    c##r##0 = _mm512_fmadd_ps(x, b0, c##r##0);                  \
+    if constexpr (kWide) c##r##1 = _mm512_fmadd_ps(x, b1, c##r##1); \
   }
     SWARMT_TILE_ROWS(SWARMT_STEP)
 #undef SWARMT_STEP
@@ -60,10 +62,10 @@ SWARMT_TARGET_AVX512 inline void tile(int64_t k, float alpha, const float* a, in
     __m512 out0 = _mm512_mul_ps(acc0, va), out1 = _mm512_mul_ps(acc1, va);
     if (beta != 0.0f) {
       out0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, c_row), out0);
-      out1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, c_row + 16), out1);
+      if (kWide) out1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, c_row + 16), out1);
     }
     _mm512_mask_storeu_ps(c_row, m0, out0);
-    _mm512_mask_storeu_ps(c_row + 16, m1, out1);
+    if (kWide) _mm512_mask_storeu_ps(c_row + 16, m1, out1);
   };
 #define SWARMT_STORE(r) \
   if constexpr (kRows > r) store(c + r * ldc, c##r##0, c##r##1);
@@ -80,7 +82,10 @@ SWARMT_TARGET_AVX512 void row_strip(int64_t n, int64_t k, float alpha, const flo
     const __mmask16 m0 = left >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
     const __mmask16 m1 = left >= 32 ? __mmask16(0xFFFF)
                                     : left > 16 ? static_cast<__mmask16>((1u << (left - 16)) - 1) : __mmask16(0);
-    tile<kRows>(k, alpha, a, a_row, a_col, b + j, ldb, beta, c + j, ldc, m0, m1);
+    if (left > 16)
+      tile<kRows, true>(k, alpha, a, a_row, a_col, b + j, ldb, beta, c + j, ldc, m0, m1);
+    else
+      tile<kRows, false>(k, alpha, a, a_row, a_col, b + j, ldb, beta, c + j, ldc, m0, m1);
   }
 }
 
