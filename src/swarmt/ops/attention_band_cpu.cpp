@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "swarmt/ops/block_gemm.h"
+#include "swarmt/ops/block_loops.h"
 #include "swarmt/ops/gemm_small.h"
 #include "swarmt/ops/matvec.h"
 
@@ -83,6 +84,20 @@ void cap_and_mask(const BandProblem<T>& p, const BandBlock& b, const RowBand& ba
     for (int64_t j = band.lo; j <= band.hi; ++j)
       if (docs[b.k_start + j] != own) s[j] = -std::numeric_limits<T>::infinity();
   }
+}
+
+// dS of one row's visible keys: ds_j = p_j · (dp_j − Δ), times (1 − t_j²) with soft-capping (t = tanh of
+// the uncapped logit, or null).
+SWARMT_VECTOR_CLONES void score_gradient_row(const float* __restrict p, float delta, const float* __restrict t,
+                                             int64_t n, float* __restrict ds) {
+  for (int64_t j = 0; j < n; ++j) ds[j] = p[j] * (ds[j] - delta);
+  if (t)
+    for (int64_t j = 0; j < n; ++j) ds[j] *= 1.0f - t[j] * t[j];
+}
+void score_gradient_row(const double* p, double delta, const double* t, int64_t n, double* ds) {
+  for (int64_t j = 0; j < n; ++j) ds[j] = p[j] * (ds[j] - delta);
+  if (t)
+    for (int64_t j = 0; j < n; ++j) ds[j] *= 1.0 - t[j] * t[j];
 }
 
 template <typename T>
@@ -164,19 +179,12 @@ class BlockProducts {
   }
 
   private:
-  // out (D × span) = rows [key_begin, key_end)ᵀ, in column panels that stay in L1 while read.
+  // out (D × span) = rows [chunk_begin, chunk_end)ᵀ, by 8 × 8 register transposes (the kernel that reads
+  // it exists only in fp32; a strided scalar copy took a fifth of the forward pass).
   void transpose(const T* rows, std::vector<T>& out) const {
     out.resize(static_cast<size_t>(d_ * ld_t_));
-    constexpr int64_t kPanel = 64;
-    const int64_t span = chunk_end_ - chunk_begin_;
-    for (int64_t j0 = 0; j0 < span; j0 += kPanel) {
-      const int64_t j1 = std::min(span, j0 + kPanel);
-      for (int64_t e = 0; e < d_; ++e) {
-        const T* src = rows + (chunk_begin_ + j0) * row_stride_ + e;
-        T* dst = out.data() + e * ld_t_;
-        for (int64_t j = j0; j < j1; ++j, src += row_stride_) dst[j] = *src;
-      }
-    }
+    if constexpr (std::is_same_v<T, float>)
+      transpose_small(rows + chunk_begin_ * row_stride_, chunk_end_ - chunk_begin_, d_, row_stride_, out.data(), ld_t_);
   }
   static constexpr int64_t kStrip = 8;  // gemm_small's row tile
 
@@ -312,13 +320,8 @@ void band_backward_cpu(const BandProblem<T>& p, const T* out, const T* lse, cons
         const RowBand band = row_band(p, b, r);
         cap_and_mask(p, b, band, docs, s, t);
         exp_sum_row(s + band.lo, band.hi - band.lo + 1, lse_h[row0 + r]);  // P = e^(s − lse)
-        T delta = 0;
-        const T* o_row = o + (row0 + r) * d;
-        const T* g_row = g_rows + r * d;
-        for (int64_t e = 0; e < d; ++e) delta += g_row[e] * o_row[e];
-        for (int64_t j = band.lo; j <= band.hi; ++j) ds[j] = s[j] * (ds[j] - delta);
-        if (t)
-          for (int64_t j = band.lo; j <= band.hi; ++j) ds[j] *= T(1) - t[j] * t[j];
+        const T delta = loops::dot(g_rows + r * d, o + (row0 + r) * d, d);  // Δ = dO·O
+        score_gradient_row(s + band.lo, delta, t ? t + band.lo : nullptr, band.hi - band.lo + 1, ds + band.lo);
         zero_outside(s, band.lo, band.hi, len);
         zero_outside(ds, band.lo, band.hi, len);
       }
