@@ -62,6 +62,55 @@ void block_gemm(int64_t m, int64_t n, int64_t k, double alpha, const double* a, 
   block_gemm_blas(m, n, k, alpha, a, a_row, a_col, b, ldb, beta, c, ldc);
 }
 
+namespace {
+
+constexpr int64_t kTriangleStrip = 8;  // gemm_small's row tile
+
+bool by_strips(float) { return gemm_small_is_vectorized(); }
+bool by_strips(double) { return false; }
+
+template <typename T>
+void triangular_times_impl(Triangle shape, int64_t L, int64_t n, T alpha, const T* a, int64_t a_row, int64_t a_col,
+                           const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  if (!by_strips(T(0))) return block_gemm(L, n, L, alpha, a, a_row, a_col, b, ldb, beta, c, ldc);
+  for (int64_t r0 = 0; r0 < L; r0 += kTriangleStrip) {
+    const int64_t r1 = std::min(L, r0 + kTriangleStrip);
+    // The strip's rows reach columns [0, r1) of a lower A, [r0, L) of an upper one.
+    const int64_t k0 = shape == Triangle::lower ? 0 : r0, k1 = shape == Triangle::lower ? r1 : L;
+    block_gemm(r1 - r0, n, k1 - k0, alpha, a + r0 * a_row + k0 * a_col, a_row, a_col, b + k0 * ldb, ldb, beta,
+               c + r0 * ldc, ldc);
+  }
+}
+
+template <typename T>
+void lower_triangle_of_impl(int64_t L, int64_t k, T alpha, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
+                            int64_t ldc) {
+  if (!by_strips(T(0))) return block_gemm(L, L, k, alpha, a, lda, 1, b, ldb, T(0), c, ldc);
+  for (int64_t r0 = 0; r0 < L; r0 += kTriangleStrip) {
+    const int64_t r1 = std::min(L, r0 + kTriangleStrip);
+    block_gemm(r1 - r0, r1, k, alpha, a + r0 * lda, lda, 1, b, ldb, T(0), c + r0 * ldc, ldc);
+  }
+}
+
+}  // namespace
+
+void triangular_times(Triangle shape, int64_t L, int64_t n, float alpha, const float* a, int64_t a_row, int64_t a_col,
+                      const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  triangular_times_impl(shape, L, n, alpha, a, a_row, a_col, b, ldb, beta, c, ldc);
+}
+void triangular_times(Triangle shape, int64_t L, int64_t n, double alpha, const double* a, int64_t a_row,
+                      int64_t a_col, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  triangular_times_impl(shape, L, n, alpha, a, a_row, a_col, b, ldb, beta, c, ldc);
+}
+void lower_triangle_of(int64_t L, int64_t k, float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
+                       float* c, int64_t ldc) {
+  lower_triangle_of_impl(L, k, alpha, a, lda, b, ldb, c, ldc);
+}
+void lower_triangle_of(int64_t L, int64_t k, double alpha, const double* a, int64_t lda, const double* b, int64_t ldb,
+                       double* c, int64_t ldc) {
+  lower_triangle_of_impl(L, k, alpha, a, lda, b, ldb, c, ldc);
+}
+
 void block_transpose(const float* src, int64_t rows, int64_t cols, int64_t ld_src, float* dst, int64_t ld_dst) {
   transpose_small(src, rows, cols, ld_src, dst, ld_dst);
 }

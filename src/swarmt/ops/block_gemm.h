@@ -22,6 +22,29 @@ void block_gemm(int64_t m, int64_t n, int64_t k, float alpha, const float* a, in
 void block_gemm(int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t a_row, int64_t a_col,
                 const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
 
+// Products with a triangular L × L factor, by row strips of 8 (gemm_small's row tile) where gemm_small
+// runs, so that each strip multiplies only the part of the triangle its rows reach: about half the
+// FLOPs of the full product. In fp64 and without AVX-512, one block_gemm of the whole block.
+enum class Triangle {
+  lower,  // nonzero at s <= r (diagonal included)
+  upper,  // nonzero at s >= r
+};
+
+// C (L × n) = alpha · A B + beta · C for A (L × L, read through its strides as block_gemm reads it)
+// zero outside `shape`.
+void triangular_times(Triangle shape, int64_t L, int64_t n, float alpha, const float* a, int64_t a_row, int64_t a_col,
+                      const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+void triangular_times(Triangle shape, int64_t L, int64_t n, double alpha, const double* a, int64_t a_row,
+                      int64_t a_col, const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
+
+// The lower triangle (diagonal included) of C (L × L) = alpha · A B, A (L × k) row-major, B (k × L):
+// strip [r0, r1) writes columns [0, r1) of its rows. Entries above the diagonal are unspecified: each
+// is either written with its product or left as it was.
+void lower_triangle_of(int64_t L, int64_t k, float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
+                       float* c, int64_t ldc);
+void lower_triangle_of(int64_t L, int64_t k, double alpha, const double* a, int64_t lda, const double* b, int64_t ldb,
+                       double* c, int64_t ldc);
+
 // dst (cols × rows, row stride ld_dst) = srcᵀ (rows × cols, row stride ld_src): transpose_small in fp32,
 // plain loops in fp64.
 void block_transpose(const float* src, int64_t rows, int64_t cols, int64_t ld_src, float* dst, int64_t ld_dst);

@@ -56,6 +56,20 @@ inline T dot(const T* __restrict a, const T* __restrict b, int64_t n) {
   return sum;
 }
 
+// Σ x, over eight running sums as dot.
+template <typename T>
+inline T sum(const T* __restrict x, int64_t n) {
+  constexpr int kLanes = 8;
+  T part[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) part[j] += x[i + j];
+  T total = 0;
+  for (; i < n; ++i) total += x[i];
+  for (int j = 0; j < kLanes; ++j) total += part[j];
+  return total;
+}
+
 // Σ x² of fp32 values summed in fp64 (norms and gradient norms), over eight running sums.
 inline double squared_sum_fp64(const float* __restrict x, int64_t n) {
   constexpr int kLanes = 8;

@@ -88,8 +88,9 @@ class ChunkWork {
       scaled(k_ + r * K, to_end[r], K, kd.data() + r * K);
     }
     block_transpose(k_, L, K, K, kt.data(), L);
-    block_gemm(L, L, K, T(1), k_, K, 1, kt.data(), L, T(0), gram.data(), L);  // K Kᵀ
-    block_gemm(L, L, K, T(1), qs.data(), K, 1, kt.data(), L, T(0), p_mat.data(), L);  // Q̂ Kᵀ
+    // Only the lower triangles are used: A reads K Kᵀ below the diagonal, and Γ is 0 above it.
+    lower_triangle_of(L, K, T(1), k_, K, kt.data(), L, gram.data(), L);     // K Kᵀ
+    lower_triangle_of(L, K, T(1), qs.data(), K, kt.data(), L, p_mat.data(), L);  // Q̂ Kᵀ
     multiply(p_mat.data(), pair.data(), L * L);
     for (int64_t r = 0; r < L; ++r) {
       T* row = a.data() + r * L;
@@ -190,7 +191,8 @@ void gated_delta_forward_cpu(const GatedDeltaProblem<T>& p, const T* initial, T*
       w.compute_v_new(state.data());
       T* o = out + (h * N + c * L) * V;
       block_gemm(L, V, K, T(1), w.qg.data(), K, 1, state.data(), V, T(0), o, V);          // (Q̂⊙γ) S
-      block_gemm(L, V, L, T(1), w.p_mat.data(), L, 1, w.v_new.data(), V, T(1), o, V);     // + P V_new
+      triangular_times(Triangle::lower, L, V, T(1), w.p_mat.data(), L, 1, w.v_new.data(), V, T(1), o,
+                       V);  // + P V_new
       loops::scale(state.data(), w.chunk_decay, state_size);                               // S <- γ_C S
       block_gemm(K, V, L, T(1), w.kd.data(), 1, K, w.v_new.data(), V, T(1), state.data(), V);  // + Kdᵀ V_new
     }
@@ -221,7 +223,7 @@ void gated_delta_backward_cpu(const GatedDeltaProblem<T>& p, const T* prev_state
       w.compute_v_new(state);
 
       // dV_new = Pᵀ dO + Kd dS;  dS_prev = (Q̂⊙γ)ᵀ dO + γ_C dS − Wᵀ dV_new;  dγ_C = <dS, S_prev>
-      block_gemm(L, V, L, T(1), w.p_mat.data(), 1, L, d_o, V, T(0), d_v_new.data(), V);
+      triangular_times(Triangle::upper, L, V, T(1), w.p_mat.data(), 1, L, d_o, V, T(0), d_v_new.data(), V);
       block_gemm(L, V, K, T(1), w.kd.data(), K, 1, d_state.data(), V, T(1), d_v_new.data(), V);
       const T d_chunk_decay = dot(d_state.data(), state, state_size);
       block_gemm(K, V, L, T(1), w.qg.data(), 1, K, d_o, V, T(0), d_prev.data(), V);
@@ -233,7 +235,7 @@ void gated_delta_backward_cpu(const GatedDeltaProblem<T>& p, const T* prev_state
       block_transpose(w.v_new.data(), L, V, V, v_new_t.data(), L);
       block_transpose(d_state.data(), K, V, V, d_state_t.data(), K);
       block_gemm(L, K, V, T(1), d_o, V, 1, state_t.data(), K, T(0), d_qg.data(), K);
-      block_gemm(L, L, V, T(1), d_o, V, 1, v_new_t.data(), L, T(0), d_p.data(), L);
+      lower_triangle_of(L, V, T(1), d_o, V, v_new_t.data(), L, d_p.data(), L);  // P is 0 above the diagonal
       block_gemm(L, K, V, T(1), w.v_new.data(), V, 1, d_state_t.data(), K, T(0), d_kd.data(), K);
       for (int64_t r = 0; r < L; ++r) std::memcpy(d_x.data() + r * W, d_v_new.data() + r * V, sizeof(T) * V);
       block_gemm(L, K, V, T(-1), d_v_new.data(), V, 1, state_t.data(), K, T(0), d_x.data() + V, W);
@@ -241,7 +243,7 @@ void gated_delta_backward_cpu(const GatedDeltaProblem<T>& p, const T* prev_state
       w.solve_lower_transposed(d_x.data());  // d rhs = (I + A)^{-T} d[U W]
       // dA = −d rhs Xᵀ (strictly lower)
       block_transpose(w.x_mat.data(), L, W, W, x_t.data(), L);
-      block_gemm(L, L, W, T(-1), d_x.data(), W, 1, x_t.data(), L, T(0), d_a.data(), L);
+      lower_triangle_of(L, W, T(-1), d_x.data(), W, x_t.data(), L, d_a.data(), L);
 
       // Through A_rs = β_r (k_r·k_s) Γ_rs: dβ_r = Σ_s dA Γ (k·k); G = dA ⊙ Γ ⊙ β_r; the balances dA ⊙ A
       // and dP ⊙ P feed dℓ (row sums minus column sums); dP becomes dP ⊙ Γ for dQ̂ and dK.
@@ -280,10 +282,10 @@ void gated_delta_backward_cpu(const GatedDeltaProblem<T>& p, const T* prev_state
 
       // dQ̂ = (dP⊙Γ) K + dQg ⊙ γ (returned times the scale: dq = scale · dQ̂)
       T* dq_c = dq + t0 * K;
-      block_gemm(L, K, L, p.scale, d_p.data(), L, 1, w.k_, K, T(0), dq_c, K);
+      triangular_times(Triangle::lower, L, K, p.scale, d_p.data(), L, 1, w.k_, K, T(0), dq_c, K);
       // dK = (dP⊙Γ)ᵀ Q̂ + (G + Gᵀ) K + dKd ⊙ γ_C/γ + d(βγK) ⊙ βγ
       T* dk_c = dk + t0 * K;
-      block_gemm(L, K, L, T(1), d_p.data(), 1, L, w.qs.data(), K, T(0), dk_c, K);
+      triangular_times(Triangle::upper, L, K, T(1), d_p.data(), 1, L, w.qs.data(), K, T(0), dk_c, K);
       block_gemm(L, K, L, T(1), grad_gram.data(), L, 1, w.k_, K, T(1), dk_c, K);
       T* dv_c = dv + t0 * V;
       T kd_total = 0;

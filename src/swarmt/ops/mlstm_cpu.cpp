@@ -111,8 +111,8 @@ class ChunkWork {
       scaled(k_ + r * K, to_end[r], K, k_to_end.data() + r * K);
     }
     block_transpose(k_, L, K, K, kt.data(), L);
-    block_gemm(L, L, K, T(1), qs.data(), K, 1, kt.data(), L, T(0), weights.data(), L);  // Q̂ Kᵀ
-    multiply(weights.data(), decay.data(), L * L);
+    lower_triangle_of(L, K, T(1), qs.data(), K, kt.data(), L, weights.data(), L);  // Q̂ Kᵀ, s <= r
+    multiply(weights.data(), decay.data(), L * L);  // D̄ is 0 above the diagonal: so is W
   }
 
   const MLSTMProblem<T>& p_;
@@ -151,13 +151,10 @@ void mlstm_forward_cpu(const MLSTMProblem<T>& p, const MLSTMBoundaries<T>& state
       m_head[next] = w.next_stabiliser(m_head[now]);
       w.weigh(m_head[now], m_head[next], nullptr, m_comb + t0);
       T* h_c = h_out + t0 * V;  // num first, divided by the normaliser in place
-      block_gemm(L, V, L, T(1), w.weights.data(), L, 1, w.v_, V, T(0), h_c, V);     // W V
+      triangular_times(Triangle::lower, L, V, T(1), w.weights.data(), L, 1, w.v_, V, T(0), h_c, V);  // W V
       block_gemm(L, V, K, T(1), w.q_inter.data(), K, 1, C, V, T(1), h_c, V);        // + (Q̂⊙β) C
       for (int64_t r = 0; r < L; ++r) {
-        const T* row = w.weights.data() + r * L;
-        T sum = 0;
-        for (int64_t s = 0; s <= r; ++s) sum += row[s];
-        den[t0 + r] = sum + dot(w.q_inter.data() + r * K, n, K);
+        den[t0 + r] = loops::sum(w.weights.data() + r * L, r + 1) + dot(w.q_inter.data() + r * K, n, K);
         loops::scale(h_c + r * V, T(1) / normaliser(den[t0 + r], m_comb[t0 + r], eps), V);
       }
       T* C_next = C_head + next * state_size;
@@ -212,7 +209,7 @@ void mlstm_backward_cpu(const MLSTMProblem<T>& p, const MLSTMBoundaries<T>& stat
 
       // dv = Wᵀ dnum + (K⊙Ā) dC;  dv'_ones = Wᵀ dden + (K⊙Ā) dn
       T* dv_c = dv + t0 * V;
-      block_gemm(L, V, L, T(1), w.weights.data(), 1, L, d_num, V, T(0), dv_c, V);
+      triangular_times(Triangle::upper, L, V, T(1), w.weights.data(), 1, L, d_num, V, T(0), dv_c, V);
       block_gemm(L, V, K, T(1), w.k_to_end.data(), K, 1, d_state.data(), V, T(1), dv_c, V);
       std::fill(dv_ones.begin(), dv_ones.end(), T(0));
       for (int64_t s = 0; s < L; ++s) add_scaled(w.weights.data() + s * L, d_den[s], s + 1, dv_ones.data());
@@ -220,11 +217,12 @@ void mlstm_backward_cpu(const MLSTMProblem<T>& p, const MLSTMBoundaries<T>& stat
 
       // dS = (dnum Vᵀ + dden 1ᵀ) ⊙ D̄
       block_transpose(w.v_, L, V, V, v_t.data(), L);
-      block_gemm(L, L, V, T(1), d_num, V, 1, v_t.data(), L, T(0), d_scores.data(), L);
+      lower_triangle_of(L, V, T(1), d_num, V, v_t.data(), L, d_scores.data(), L);
       for (int64_t r = 0; r < L; ++r) {
-        T* row = d_scores.data() + r * L;
-        for (int64_t s = 0; s < L; ++s) row[s] += d_den[r];
-        multiply(row, w.decay.data() + r * L, L);
+        T* __restrict row = d_scores.data() + r * L;
+        const T* __restrict decay = w.decay.data() + r * L;
+        for (int64_t s = 0; s <= r; ++s) row[s] = (row[s] + d_den[r]) * decay[s];
+        std::fill(row + r + 1, row + L, T(0));
       }
 
       // dq̂ = dS K + β ⊙ (dnum Cᵀ + dden nᵀ)
@@ -235,7 +233,7 @@ void mlstm_backward_cpu(const MLSTMProblem<T>& p, const MLSTMBoundaries<T>& stat
         add_scaled(n, d_den[r], K, through_state.data() + r * K);
         scaled(through_state.data() + r * K, w.inter[r], K, dq_c + r * K);
       }
-      block_gemm(L, K, L, T(1), d_scores.data(), L, 1, w.k_, K, T(1), dq_c, K);
+      triangular_times(Triangle::lower, L, K, T(1), d_scores.data(), L, 1, w.k_, K, T(1), dq_c, K);
       // dk = dSᵀ Q̂ + Ā ⊙ (V dCᵀ + 1 dnᵀ)
       T* dk_c = dk + t0 * K;
       block_transpose(d_state.data(), K, V, V, d_state_t.data(), K);
@@ -244,7 +242,7 @@ void mlstm_backward_cpu(const MLSTMProblem<T>& p, const MLSTMBoundaries<T>& stat
         add_scaled(d_norm.data(), T(1), K, through_state.data() + r * K);
         scaled(through_state.data() + r * K, w.to_end[r], K, dk_c + r * K);
       }
-      block_gemm(L, K, L, T(1), d_scores.data(), 1, L, w.qs.data(), K, T(1), dk_c, K);
+      triangular_times(Triangle::upper, L, K, T(1), d_scores.data(), 1, L, w.qs.data(), K, T(1), dk_c, K);
 
       // gates: dĩ = v'·dv';  dlf by the running balance;  df̃ = σ(−f̃) dlf (0 at resets)
       for (int64_t r = L - 1; r >= 0; --r) {
