@@ -1,7 +1,9 @@
 // The real swarmt binary: help, `info` on good and bad files and model directories, `bench gemm`.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <thread>
 
 #include "swarmt/core/json.h"
 #include "swarmt/core/safetensors_torch.h"
@@ -86,6 +88,22 @@ TEST(InfoCli, openblas_workers_sleep_soon_unless_the_user_chose_otherwise) {
   const Json user = run("OPENBLAS_THREAD_TIMEOUT=20 OMP_WAIT_POLICY=ACTIVE");
   EXPECT_EQ(user["omp_wait_policy"], "ACTIVE");
   EXPECT_EQ(user["openblas_thread_timeout"], "20");
+}
+
+// swarmt's own kernels split their work with at::parallel_for, which is serial in code compiled without
+// OpenMP; `info` counts the threads it actually ran on. This test is compiled with the library's flags.
+TEST(InfoCli, reports_the_threads_swarmts_kernels_run_on) {
+  const int threads = std::min(2, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  auto r = testing::run_shell(std::string(SWARMT_BINARY) + " --threads " + std::to_string(threads) +
+                              " info --system --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json info = parse_json(r.out, "info output");
+  EXPECT_EQ(info["intra_op_threads"], threads);
+#ifdef _OPENMP
+  EXPECT_EQ(info["kernel_threads"], threads);
+#else
+  EXPECT_EQ(info["kernel_threads"], 1);
+#endif
 }
 
 TEST(InfoCli, info_on_a_bad_file_exits_2_naming_the_file) {

@@ -17,6 +17,7 @@
 #include "swarmt/core/safetensors_set.h"
 #include "swarmt/core/threads.h"
 #include "swarmt/ops/gemm_rate.h"
+#include "swarmt/ops/parallel.h"
 
 namespace swarmt::cli {
 namespace {
@@ -37,12 +38,14 @@ int run_system_info(const InfoOptions& opts) {
   CpuFeatures cpu = detect_cpu_features();
   BlasReport blas = current_blas_report();
   double gemm = measure_gemm_gflops(/*n=*/1024, /*min_seconds=*/0.3);
+  const int kernel_threads = ops::parallel_for_threads();
   Json out = {
       {"swarmt_version", SWARMT_VERSION},
       {"torch_version", TORCH_VERSION},
       {"cpu_features", cpu.summary()},
       {"cores", available_cores()},
       {"intra_op_threads", at::get_num_threads()},
+      {"kernel_threads", kernel_threads},
       {"blas_library", blas.library},
       {"blas_is_openblas", blas.is_openblas},
       {"openblas_core", blas.corename},
@@ -63,6 +66,12 @@ int run_system_info(const InfoOptions& opts) {
             << "cpu           " << cpu.summary() << "\n"
             << "cores         " << available_cores() << " (libtorch intra-op threads: " << at::get_num_threads()
             << ")\n"
+            << "kernels       " << kernel_threads
+            << (kernel_threads > 1 ? " threads" : " thread")
+            << (kernel_threads == 1 && at::get_num_threads() > 1
+                    ? " (built without OpenMP: swarmt's own kernels run serially; cmake -DSWARMT_OPENMP=ON)"
+                    : "")
+            << "\n"
             << "blas          " << blas.describe() << "\n"
             << "waiting       OMP_WAIT_POLICY=" << env_text("OMP_WAIT_POLICY")
             << ", OPENBLAS_THREAD_TIMEOUT=" << env_text("OPENBLAS_THREAD_TIMEOUT") << " (log2 cycles)\n"

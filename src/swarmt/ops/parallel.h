@@ -22,4 +22,8 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain_size, const F& f) {
   });
 }
 
+// The threads parallel_for spreads its tasks over, counted by running one task per intra-op thread and
+// collecting their thread ids: 1 in a build without OpenMP (SWARMT_OPENMP), whose parallel_for is serial.
+int parallel_for_threads();
+
 }  // namespace swarmt::ops
