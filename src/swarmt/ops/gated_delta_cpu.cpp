@@ -89,7 +89,7 @@ class ChunkWork {
     }
     block_transpose(k_, L, K, K, kt.data(), L);
     // Only the lower triangles are used: A reads K Kᵀ below the diagonal, and Γ is 0 above it.
-    lower_triangle_of(L, K, T(1), k_, K, kt.data(), L, gram.data(), L);     // K Kᵀ
+    lower_triangle_of(L, K, T(1), k_, K, kt.data(), L, gram.data(), L);         // K Kᵀ
     lower_triangle_of(L, K, T(1), qs.data(), K, kt.data(), L, p_mat.data(), L);  // Q̂ Kᵀ
     multiply(p_mat.data(), pair.data(), L * L);
     for (int64_t r = 0; r < L; ++r) {

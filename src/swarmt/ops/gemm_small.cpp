@@ -48,10 +48,10 @@ SWARMT_TARGET_AVX512 inline void tile(int64_t k, float alpha, const float* a, in
     const __m512 b0 = _mm512_maskz_loadu_ps(m0, b + p * ldb);
     const __m512 b1 = kWide ? _mm512_maskz_loadu_ps(m1, b + p * ldb + 16) : _mm512_setzero_ps();
     const float* a_p = a + p * a_col;
-#define SWARMT_STEP(r)                                          \
-  if constexpr (kRows > r) {                                    \
-    const __m512 x = _mm512_set1_ps(a_p[r * a_row]);            \
-    c##r##0 = _mm512_fmadd_ps(x, b0, c##r##0);                  \
+#define SWARMT_STEP(r)                                              \
+  if constexpr (kRows > r) {                                        \
+    const __m512 x = _mm512_set1_ps(a_p[r * a_row]);                \
+    c##r##0 = _mm512_fmadd_ps(x, b0, c##r##0);                      \
     if constexpr (kWide) c##r##1 = _mm512_fmadd_ps(x, b1, c##r##1); \
   }
     SWARMT_TILE_ROWS(SWARMT_STEP)
