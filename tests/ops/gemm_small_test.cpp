@@ -1,6 +1,7 @@
 // gemm_small: C = alpha · A · B + beta · C on raw row-major buffers, on every kernel level, against a
-// plain fp64 sum: every row-tile remainder (1–8 rows and more), column tails around the 16- and 32-lane
-// halves, A read transposed through its strides, k = 0, and beta 0 (C not read), 1 and other values.
+// plain fp64 sum: every row-tile remainder (1–8 rows and more), column counts around the 16-, 32- and
+// 48-wide tiles and their splits (64 = 32 + 32, 49 and 145 end in 32 + 17), A read transposed through its
+// strides, k = 0, and beta 0 (C not read), 1 and other values.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -57,12 +58,12 @@ void check(const Problem& p) {
 TEST(GemmSmall, equals_a_plain_sum_on_every_kernel_level_and_shape) {
   for_each_kernel_level([] {
     for (int64_t m : {1, 3, 7, 8, 9, 16, 17})
-      for (int64_t n : {1, 15, 16, 17, 31, 32, 33, 48, 70})
+      for (int64_t n : {1, 15, 16, 17, 31, 32, 33, 47, 48, 49, 64, 70, 96, 100, 136, 145})
         for (int64_t k : {0, 1, 5, 64})
           for (bool transpose_a : {false, true})
             check({m, n, k, transpose_a, 0.5f, 0.0f});
     for (float beta : {1.0f, -0.25f})
-      for (int64_t n : {40, 48}) check({9, n, 13, true, 1.0f, beta});
+      for (int64_t n : {40, 48, 64, 100}) check({9, n, 13, true, 1.0f, beta});
   });
 }
 

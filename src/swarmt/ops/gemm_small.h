@@ -3,7 +3,7 @@
 //
 // Why not BLAS: at the blocks' shapes (64 × 191 × 64 and the like) OpenBLAS spends most of each call
 // packing panels it then uses a few times (measured: the blocked attention at 7–8 % of the FMA peak with
-// BLAS on raw buffers). The kernel here keeps an 8 × 32 tile of C in 16 AVX-512 registers and streams
+// BLAS on raw buffers). The kernel here keeps an 8 × 48 tile of C in 24 AVX-512 registers and streams
 // rows of B, so nothing is packed; B's rows stay in L1/L2 across the tiles of one call.
 #pragma once
 
