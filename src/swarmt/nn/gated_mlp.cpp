@@ -68,7 +68,7 @@ at::Tensor GatedMLPImpl::forward(const at::Tensor& x) {
   if (graph && no_bias && x.device().is_cpu()) {
     // Training: gate and up as one GEMM; in fp32 (not under bf16 autocast) the activation and product
     // fused forward and backward.
-    const at::Tensor gu = at::linear(x, at::cat({gate_proj->weight, up_proj->weight}, 0));
+    const at::Tensor gu = ops::linear(x, at::cat({gate_proj->weight, up_proj->weight}, 0));
     const int64_t intermediate = gate_proj->weight.size(0);
     if (gated_product_cpu_applies(gu)) return linear(down_proj, gated_product_cpu(gu, activation));
     return linear(down_proj, apply_activation(gu.narrow(-1, 0, intermediate), activation) *

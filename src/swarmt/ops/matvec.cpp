@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "swarmt/core/error.h"
+#include "swarmt/ops/dense_linear.h"
 #include "swarmt/ops/hot_pool.h"
 
 namespace swarmt::ops {
@@ -659,7 +660,7 @@ std::vector<at::Tensor> linear_group(const at::Tensor& x, at::ArrayRef<at::Tenso
       sizes.push_back(weights[j].size(0));
       if (any_bias) bs.push_back(bias(j).defined() ? bias(j) : at::zeros({weights[j].size(0)}, weights[j].options()));
     }
-    const at::Tensor y = at::linear(x, at::cat(weights, 0), any_bias ? at::cat(bs, 0) : at::Tensor());
+    const at::Tensor y = linear(x, at::cat(weights, 0), any_bias ? at::cat(bs, 0) : at::Tensor());
     return y.split_with_sizes(sizes, -1);
   }
   std::vector<at::Tensor> outs;
@@ -669,6 +670,7 @@ std::vector<at::Tensor> linear_group(const at::Tensor& x, at::ArrayRef<at::Tenso
 
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
   if (matvec_applies(x, weight, bias)) return matvec_linear(x, weight, bias);
+  if (dense_linear_applies(x, weight, bias)) return dense_linear(x, weight, bias);
   return at::linear(x, weight, bias);
 }
 

@@ -33,7 +33,8 @@ bool matvec_applies(const at::Tensor& x, const at::Tensor& weight, const at::Ten
 // y = x Wᵀ + b in x's dtype (fp32 accumulation); shapes as at::linear. Requires matvec_applies.
 at::Tensor matvec_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias = {});
 
-// at::linear, through the matvec kernel when it applies.
+// at::linear, through the matvec kernel when it applies, or in training through ops/dense_linear.h's
+// products when they apply.
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias = {});
 
 // Several products of the same x (q, k and v; gate and up) in one parallel pass, so the threads meet
