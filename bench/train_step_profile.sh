@@ -10,7 +10,8 @@
 # reported with the ratio new / old. Profile (needs Linux perf): one more run per binary under
 # `perf record`, its samples grouped by component from the symbol and library names:
 #   dense GEMMs (BLAS)       projections, MLP, LM head and their gradients (OpenBLAS or another BLAS)
-#   small GEMMs              swarmt's block products (ops/gemm_small: attention bands, recurrent chunks)
+#   small GEMMs              swarmt's block products (ops/gemm_small: attention bands, recurrent chunks,
+#                            and the training linears of ops/dense_linear)
 #   recurrent kernels        the mLSTM / Gated DeltaNet chunk loops (gates, solves, fused elementwise)
 #   attention kernels        the band attention's softmax, masks and their vectorised helpers
 #   fused elementwise        the fused training ops (RMSNorm, gated product, short conv + SiLU, RoPE, AdamW)
@@ -107,7 +108,8 @@ RULES = [
     ("memory", r"malloc|_int_free|\bfree\b|cfree|memmove|memcpy|memset|page_fault|clear_page|do_anonymous_page|"
                r"mmap|munmap|memcg|lru_|folio|handle_mm_fault|zap_|alloc_pages|get_page"),
     ("dense GEMMs (BLAS)", r"openblas|libblas|mkl_|sgemm_|dgemm_"),
-    ("small GEMMs", r"gemm_avx512|gemm_portable|gemm_small|transpose_8x8|transpose_avx512|transpose_small"),
+    ("small GEMMs", r"gemm_avx512|gemm_portable|gemm_small|transpose_8x8|transpose_avx512|transpose_small|"
+                    r"ops::\(anonymous namespace\)::tile(_of_width)?<|row_strip<|rows_times|transposed_times"),
     ("recurrent kernels", r"mlstm_forward_cpu|mlstm_backward_cpu|gated_delta_forward_cpu|gated_delta_backward_cpu|"
                           r"ChunkWork|solve_lower|invert_diagonal"),
     ("attention kernels", r"band_forward_cpu|band_backward_cpu|BlockProducts|avx512_max|exp_shifted|"

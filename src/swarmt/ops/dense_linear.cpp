@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <vector>
 
 #include "swarmt/ops/gemm_small.h"
@@ -43,17 +44,18 @@ void rows_times(int64_t rows, int64_t n, int64_t k, const float* a, const float*
 // dW (n × k) = dYᵀ X, dY (rows × n), X (rows × k). Each thread sums its share of the rows into its own
 // copy of dW (thread 0 into dW itself), in blocks of kRowBlock rows; every 8-row strip of dW reads the
 // whole block of X, which at 64 rows (32 KiB for k = 128) stays in L1 (in a training step of the demo,
-// 256-row blocks ran this product at 150–175 GFLOP/s, 1024-row ones at 120–165, 64-row ones at 150–190).
+// 256-row blocks ran this product at 148–176 GFLOP/s, 1024-row ones at 119–164, 64-row ones at 150–192).
 // A strip's part of dY (kRowBlock × 8, a column slice) is first copied to a contiguous buffer: read in
 // place, its rows are n floats apart, which for n = 128 · 2^j or 768 puts all of them in 4–8 of L1's 64
 // sets.
 void transposed_times(int64_t rows, int64_t n, int64_t k, const float* dy, const float* x, float* dw) {
   const int64_t threads = std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), rows / kRowBlock));
-  std::vector<float> partials(static_cast<size_t>((threads - 1) * n * k));
+  // Every copy is written before it is read (its first block runs with beta = 0): no zeroing.
+  const std::unique_ptr<float[]> partials(new float[static_cast<size_t>((threads - 1) * n * k)]);
   at::parallel_for(0, threads, 1, [&](int64_t t0, int64_t t1) {
     std::vector<float> slice(static_cast<size_t>(kRowBlock * kStrip));
     for (int64_t t = t0; t < t1; ++t) {
-      float* out = t == 0 ? dw : partials.data() + (t - 1) * n * k;
+      float* out = t == 0 ? dw : partials.get() + (t - 1) * n * k;
       const int64_t r0 = rows * t / threads, r1 = rows * (t + 1) / threads;
       for (int64_t m0 = r0; m0 < r1; m0 += kRowBlock) {
         const int64_t m1 = std::min(r1, m0 + kRowBlock);
@@ -70,7 +72,7 @@ void transposed_times(int64_t rows, int64_t n, int64_t k, const float* dy, const
   if (threads == 1) return;
   at::parallel_for(0, n * k, 4096, [&](int64_t i0, int64_t i1) {
     for (int64_t t = 1; t < threads; ++t) {
-      const float* part = partials.data() + (t - 1) * n * k;
+      const float* part = partials.get() + (t - 1) * n * k;
       for (int64_t i = i0; i < i1; ++i) dw[i] += part[i];
     }
   });
