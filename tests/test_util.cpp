@@ -1,4 +1,5 @@
 #include "test_util.h"
+#include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/function.h>
 
 #include "swarmt/core/remove_tree.h"
@@ -108,4 +109,15 @@ bool AutogradGraphHas(const at::Tensor& t, const std::string& name) {
       if (edge.function) stack.push_back(edge.function.get());
   }
   return false;
+}
+
+at::Tensor SeededRandn(at::IntArrayRef shape, uint64_t seed) {
+  at::Generator gen = at::detail::createCPUGenerator(seed);
+  return at::randn(shape, gen, at::TensorOptions().dtype(at::kFloat));
+}
+
+std::vector<at::Tensor> GradientsOf(const at::Tensor& y, const std::vector<at::Tensor>& inputs,
+                                    const at::Tensor& upstream) {
+  return torch::autograd::grad({y}, inputs, {upstream.to(y.scalar_type())}, /*retain_graph=*/false,
+                               /*create_graph=*/false, /*allow_unused=*/true);
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace swarmt::testing {
 
@@ -52,6 +53,12 @@ void write_file(const std::string& path, const std::string& bytes);
 // Function's node is named after its class): tests that compare a fused path with the unfused ops check
 // with it that the fused path was taken.
 bool AutogradGraphHas(const at::Tensor& t, const std::string& name);
+
+// Standard-normal fp32 values from their own generator seeded with `seed` (the global stream untouched).
+at::Tensor SeededRandn(at::IntArrayRef shape, uint64_t seed);
+// d(Σ y ⊙ upstream)/d inputs, one tensor per input (undefined for an input y does not depend on).
+std::vector<at::Tensor> GradientsOf(const at::Tensor& y, const std::vector<at::Tensor>& inputs,
+                                    const at::Tensor& upstream);
 
 #define EXPECT_TENSORS_CLOSE(actual, expected, atol) EXPECT_TRUE(TensorsClose((actual), (expected), (atol)))
 #define ASSERT_TENSORS_CLOSE(actual, expected, atol) ASSERT_TRUE(TensorsClose((actual), (expected), (atol)))

@@ -3,8 +3,6 @@
 // places where it must not apply.
 #include <gtest/gtest.h>
 
-#include <torch/torch.h>
-
 #include "swarmt/ops/dense_linear.h"
 #include "swarmt/ops/gemm_small.h"
 #include "swarmt/ops/matvec.h"
@@ -13,17 +11,6 @@
 
 namespace swarmt::ops::dense_linear_test {
 namespace {
-
-at::Tensor random(at::IntArrayRef shape, uint64_t seed) {
-  at::Generator gen = at::detail::createCPUGenerator(seed);
-  return at::randn(shape, gen, at::TensorOptions().dtype(at::kFloat));
-}
-
-std::vector<at::Tensor> grads_of(const at::Tensor& y, const std::vector<at::Tensor>& inputs,
-                                 const at::Tensor& upstream) {
-  return torch::autograd::grad({y}, inputs, {upstream.to(y.scalar_type())}, /*retain_graph=*/false,
-                               /*create_graph=*/false, /*allow_unused=*/true);
-}
 
 struct Shape {
   std::vector<int64_t> x;  // (..., in)
@@ -38,12 +25,12 @@ TEST(DenseLinear, forward_and_gradients_equal_at_linear_in_fp64) {
       {{4096, 384}, 128, false},    // its down projection, 2-D input
       {{3, 67, 40}, 24, true},      // rows, in and out off every tile, with a bias
       {{1, 70, 17}, 33, true},      // out just past a 32-wide tile
-      {{2, 300, 64}, 16, false},    // the narrowest out, dW's sum over two row blocks and a tail
+      {{2, 300, 64}, 16, false},    // the narrowest out, dW's sum over 64-row blocks and a tail
   };
   for (const Shape& s : shapes) {
     const int64_t in = s.x.back();
     SCOPED_TRACE("x " + std::to_string(s.x.front()) + "x...x" + std::to_string(in) + " out " + std::to_string(s.out));
-    const at::Tensor x0 = random(s.x, 1), w0 = random({s.out, in}, 2) / std::sqrt(double(in)), b0 = random({s.out}, 3);
+    const at::Tensor x0 = SeededRandn(s.x, 1), w0 = SeededRandn({s.out, in}, 2) / std::sqrt(double(in)), b0 = SeededRandn({s.out}, 3);
     at::Tensor x = x0.clone().requires_grad_(true), w = w0.clone().requires_grad_(true),
                b = b0.clone().requires_grad_(true);
     at::Tensor x64 = x0.to(at::kDouble).requires_grad_(true), w64 = w0.to(at::kDouble).requires_grad_(true),
@@ -54,13 +41,13 @@ TEST(DenseLinear, forward_and_gradients_equal_at_linear_in_fp64) {
     const at::Tensor y64 = at::linear(x64, w64, s.bias ? b64 : at::Tensor());
     EXPECT_EQ(y.sizes(), y64.sizes());
     EXPECT_TRUE(TensorsClose(y, y64.to(at::kFloat), 1e-5, 1e-4));
-    const at::Tensor up = random(y.sizes(), 4);
+    const at::Tensor up = SeededRandn(y.sizes(), 4);
     std::vector<at::Tensor> in32{x, w}, in64{x64, w64};
     if (s.bias) {
       in32.push_back(b);
       in64.push_back(b64);
     }
-    const auto g32 = grads_of(y, in32, up), g64 = grads_of(y64, in64, up);
+    const auto g32 = GradientsOf(y, in32, up), g64 = GradientsOf(y64, in64, up);
     ASSERT_EQ(g32.size(), g64.size());
     for (size_t i = 0; i < g32.size(); ++i) {
       SCOPED_TRACE("gradient " + std::to_string(i));
@@ -73,10 +60,10 @@ TEST(DenseLinear, forward_and_gradients_equal_at_linear_in_fp64) {
 
 TEST(DenseLinear, a_frozen_input_or_weight_gets_no_gradient) {
   if (!gemm_small_is_vectorized()) GTEST_SKIP() << "the path needs gemm_small's AVX-512 kernel";
-  const at::Tensor x = random({128, 32}, 5), w0 = random({48, 32}, 6);
+  const at::Tensor x = SeededRandn({128, 32}, 5), w0 = SeededRandn({48, 32}, 6);
   at::Tensor w = w0.clone().requires_grad_(true);
   const at::Tensor y = dense_linear(x, w);  // x is data: only dW
-  const at::Tensor up = random({128, 48}, 7);
+  const at::Tensor up = SeededRandn({128, 48}, 7);
   y.backward(up);
   ASSERT_TRUE(w.grad().defined());
   EXPECT_TRUE(TensorsClose(w.grad(), up.t().mm(x), 1e-4, 1e-3));
@@ -90,8 +77,8 @@ TEST(DenseLinear, a_frozen_input_or_weight_gets_no_gradient) {
 
 TEST(DenseLinear, applies_only_to_fp32_training_products_of_small_weights) {
   if (!gemm_small_is_vectorized()) GTEST_SKIP() << "the path needs gemm_small's AVX-512 kernel";
-  const at::Tensor x = random({4, 64, 128}, 8).requires_grad_(true);
-  const at::Tensor w = random({384, 128}, 9).requires_grad_(true);
+  const at::Tensor x = SeededRandn({4, 64, 128}, 8).requires_grad_(true);
+  const at::Tensor w = SeededRandn({384, 128}, 9).requires_grad_(true);
   EXPECT_TRUE(dense_linear_applies(x, w));
   {
     at::NoGradGuard no_grad;  // nothing to record: at::linear (or the matvec kernel)
@@ -101,8 +88,8 @@ TEST(DenseLinear, applies_only_to_fp32_training_products_of_small_weights) {
   EXPECT_FALSE(dense_linear_applies(x.to(at::kBFloat16), w.to(at::kBFloat16)));
   EXPECT_FALSE(dense_linear_applies(x.narrow(1, 0, 8), w));  // 32 rows: too few
   EXPECT_FALSE(dense_linear_applies(x, w.narrow(0, 0, 8)));  // 8 outputs: mostly masked lanes
-  EXPECT_FALSE(dense_linear_applies(x, random({4096, 128}, 10).requires_grad_(true)));  // 2 MiB of weight
-  EXPECT_FALSE(dense_linear_applies(x, w, random({383}, 11)));                          // a bias of the wrong size
+  EXPECT_FALSE(dense_linear_applies(x, SeededRandn({4096, 128}, 10).requires_grad_(true)));  // 2 MiB of weight
+  EXPECT_FALSE(dense_linear_applies(x, w, SeededRandn({383}, 11)));                          // a bias of the wrong size
   {
     train::AutocastGuard autocast(at::kCPU, true);  // the product would run in bf16
     EXPECT_FALSE(dense_linear_applies(x, w));

@@ -17,11 +17,6 @@ namespace {
 
 using swarmt::testing::resets_at;
 
-at::Tensor random(at::IntArrayRef shape, uint64_t seed) {
-  at::Generator gen = at::detail::createCPUGenerator(seed);
-  return at::randn(shape, gen, at::TensorOptions().dtype(at::kFloat));
-}
-
 // An fp32 leaf and its fp64 twin, both requiring grad.
 struct Pair {
   at::Tensor f32, f64;
@@ -29,40 +24,34 @@ struct Pair {
       : f32(value.clone().requires_grad_(true)), f64(value.to(at::kDouble).requires_grad_(true)) {}
 };
 
-// d(Σ y ⊙ upstream)/d inputs.
-std::vector<at::Tensor> grads_of(const at::Tensor& y, const std::vector<at::Tensor>& inputs, const at::Tensor& upstream) {
-  return torch::autograd::grad({y}, inputs, {upstream.to(y.scalar_type())}, /*retain_graph=*/false,
-                               /*create_graph=*/false, /*allow_unused=*/true);
-}
-
 TEST(RmsNormCpu, fused_forward_and_backward_equal_the_aten_ops_in_fp64) {
   for (int64_t d : {128, 37}) {
     for (bool with_weight : {true, false}) {
       SCOPED_TRACE("d=" + std::to_string(d) + " weight=" + std::to_string(with_weight));
-      Pair x(random({3, 5, d}, 1) * 3.0), w(random({d}, 2));
+      Pair x(SeededRandn({3, 5, d}, 1) * 3.0), w(SeededRandn({d}, 2));
       ASSERT_TRUE(rms_norm_cpu_applies(x.f32, with_weight ? w.f32 : at::Tensor()));
       const at::Tensor y32 = rms_norm(x.f32, with_weight ? w.f32 : at::Tensor(), 1e-6);  // takes the fused path
       const at::Tensor y64 = rms_norm(x.f64, with_weight ? w.f64 : at::Tensor(), 1e-6);  // the ATen ops
       EXPECT_NE(y32.grad_fn()->name().find("RmsNormFunction"), std::string::npos) << y32.grad_fn()->name();
       EXPECT_TRUE(TensorsClose(y32, y64.to(at::kFloat), 1e-6, 1e-6));
-      const at::Tensor up = random({3, 5, d}, 3);
+      const at::Tensor up = SeededRandn({3, 5, d}, 3);
       std::vector<at::Tensor> in32{x.f32}, in64{x.f64};
       if (with_weight) {
         in32.push_back(w.f32);
         in64.push_back(w.f64);
       }
-      const auto g32 = grads_of(y32, in32, up), g64 = grads_of(y64, in64, up);
+      const auto g32 = GradientsOf(y32, in32, up), g64 = GradientsOf(y64, in64, up);
       for (size_t i = 0; i < g32.size(); ++i) EXPECT_TRUE(TensorsClose(g32[i], g64[i].to(at::kFloat), 1e-5, 1e-5));
     }
   }
 }
 
 TEST(RmsNormCpu, a_weight_without_gradient_gets_none) {
-  Pair x(random({4, 8}, 4));
-  const at::Tensor w = random({8}, 5);
+  Pair x(SeededRandn({4, 8}, 4));
+  const at::Tensor w = SeededRandn({8}, 5);
   const at::Tensor y = rms_norm_cpu(x.f32, w, 1e-6);
-  const auto g = grads_of(y, {x.f32}, random({4, 8}, 6));
-  const at::Tensor expected = grads_of(rms_norm(x.f64, w.to(at::kDouble), 1e-6), {x.f64}, random({4, 8}, 6))[0];
+  const auto g = GradientsOf(y, {x.f32}, SeededRandn({4, 8}, 6));
+  const at::Tensor expected = GradientsOf(rms_norm(x.f64, w.to(at::kDouble), 1e-6), {x.f64}, SeededRandn({4, 8}, 6))[0];
   EXPECT_TRUE(TensorsClose(g[0], expected.to(at::kFloat), 1e-5, 1e-5));
 }
 
@@ -70,13 +59,13 @@ TEST(ShortConvSiluCpu, fused_forward_and_backward_equal_silu_of_short_conv_with_
   struct Case { int64_t batch, length, channels, taps; bool resets; };
   for (const Case c : {Case{2, 70, 96, 4, false}, Case{3, 33, 5, 4, true}, Case{2, 9, 7, 1, true}, Case{1, 3, 4, 4, false}}) {
     SCOPED_TRACE("N=" + std::to_string(c.length) + " C=" + std::to_string(c.channels) + " K=" + std::to_string(c.taps));
-    Pair x(random({c.batch, c.length, c.channels}, 7)), w(random({c.channels, c.taps}, 8));
+    Pair x(SeededRandn({c.batch, c.length, c.channels}, 7)), w(SeededRandn({c.channels, c.taps}, 8));
     const at::Tensor resets = c.resets ? resets_at(c.batch, c.length, {0, 2, 5, 17}) : at::Tensor();
     const at::Tensor y32 = short_conv_silu_cpu(x.f32, w.f32, resets);
     const at::Tensor y64 = at::silu(short_conv(x.f64, w.f64, {}, resets).first);
     EXPECT_TRUE(TensorsClose(y32, y64.to(at::kFloat), 1e-5, 1e-5));
-    const at::Tensor up = random({c.batch, c.length, c.channels}, 9);
-    const auto g32 = grads_of(y32, {x.f32, w.f32}, up), g64 = grads_of(y64, {x.f64, w.f64}, up);
+    const at::Tensor up = SeededRandn({c.batch, c.length, c.channels}, 9);
+    const auto g32 = GradientsOf(y32, {x.f32, w.f32}, up), g64 = GradientsOf(y64, {x.f64, w.f64}, up);
     EXPECT_TRUE(TensorsClose(g32[0], g64[0].to(at::kFloat), 1e-5, 1e-5));
     EXPECT_TRUE(TensorsClose(g32[1], g64[1].to(at::kFloat), 1e-4, 1e-5));
   }
@@ -88,7 +77,7 @@ TEST(RopeCpu, fused_rotation_of_a_strided_view_equals_the_aten_ops_forward_and_b
     for (bool batched : {false, true}) {
       SCOPED_TRACE("rotary=" + std::to_string(rotary) + " batched tables=" + std::to_string(batched));
       const int64_t B = 2, N = 7, H = 3, D = 16;
-      Pair base(random({B, N, H, D}, 10));
+      Pair base(SeededRandn({B, N, H, D}, 10));
       const at::Tensor x32 = base.f32.transpose(1, 2), x64 = base.f64.transpose(1, 2);
       const at::Tensor inv_freq = rope_inv_freq(rotary, 10000.0);
       const at::Tensor positions =
@@ -101,8 +90,8 @@ TEST(RopeCpu, fused_rotation_of_a_strided_view_equals_the_aten_ops_forward_and_b
       EXPECT_NE(y32.grad_fn()->name().find("RopeFunction"), std::string::npos) << y32.grad_fn()->name();
       EXPECT_TRUE(y32.is_contiguous());
       EXPECT_TRUE(TensorsClose(y32, y64.to(at::kFloat), 1e-5, 1e-6));
-      const at::Tensor up = random({B, H, N, D}, 11);
-      const auto g32 = grads_of(y32, {base.f32}, up), g64 = grads_of(y64, {base.f64}, up);
+      const at::Tensor up = SeededRandn({B, H, N, D}, 11);
+      const auto g32 = GradientsOf(y32, {base.f32}, up), g64 = GradientsOf(y64, {base.f64}, up);
       EXPECT_TRUE(TensorsClose(g32[0], g64[0].to(at::kFloat), 1e-5, 1e-6));
     }
   }
@@ -111,8 +100,8 @@ TEST(RopeCpu, fused_rotation_of_a_strided_view_equals_the_aten_ops_forward_and_b
 TEST(LinearGroup, training_through_one_gemm_equals_separate_products_and_their_gradients) {
   for (bool bias : {false, true}) {
     SCOPED_TRACE("bias=" + std::to_string(bias));
-    Pair x(random({2, 9, 12}, 12)), w1(random({5, 12}, 13)), w2(random({2, 12}, 14)), w3(random({7, 12}, 15));
-    Pair b1(random({5}, 16)), b2(random({2}, 17)), b3(random({7}, 18));
+    Pair x(SeededRandn({2, 9, 12}, 12)), w1(SeededRandn({5, 12}, 13)), w2(SeededRandn({2, 12}, 14)), w3(SeededRandn({7, 12}, 15));
+    Pair b1(SeededRandn({5}, 16)), b2(SeededRandn({2}, 17)), b3(SeededRandn({7}, 18));
     const std::vector<at::Tensor> biases32 = bias ? std::vector<at::Tensor>{b1.f32, b2.f32, b3.f32} : std::vector<at::Tensor>{};
     const auto ys = linear_group(x.f32, {w1.f32, w2.f32, w3.f32}, biases32);
     ASSERT_EQ(ys.size(), 3u);
@@ -122,7 +111,7 @@ TEST(LinearGroup, training_through_one_gemm_equals_separate_products_and_their_g
     for (size_t j = 0; j < 3; ++j) {
       const at::Tensor expected = at::linear(x.f64, ws[j]->f64, bias ? bs[j]->f64 : at::Tensor());
       EXPECT_TRUE(TensorsClose(ys[j], expected.to(at::kFloat), 1e-5, 1e-5));
-      const at::Tensor up = random(ys[j].sizes(), 20 + j);
+      const at::Tensor up = SeededRandn(ys[j].sizes(), 20 + j);
       loss32 = loss32 + (ys[j] * up).sum();
       loss64 = loss64 + (expected * up.to(at::kDouble)).sum();
     }
