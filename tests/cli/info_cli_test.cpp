@@ -73,9 +73,10 @@ TEST(InfoCli, info_json_describes_a_sharded_directory_with_its_config) {
 }
 
 TEST(InfoCli, openblas_workers_sleep_soon_unless_the_user_chose_otherwise) {
-  // swarmt restarts itself once with OPENBLAS_THREAD_TIMEOUT=16 (and passive OpenMP waiting) when the
-  // user set neither; a user's own values are kept.
-  const std::string clean = "env -u OPENBLAS_THREAD_TIMEOUT -u OMP_WAIT_POLICY -u SWARMT_NO_BLAS_SWITCH "
+  // swarmt restarts itself once with OPENBLAS_THREAD_TIMEOUT=16 (and passive OpenMP waiting after a
+  // short spin) when the user set neither; a user's own values are kept.
+  const std::string clean = "env -u OPENBLAS_THREAD_TIMEOUT -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT "
+                            "-u SWARMT_NO_BLAS_SWITCH "
                             "-u SWARMT_BLAS_SWITCHED_FROM -u SWARMT_BLAS_REJECTED OMP_NUM_THREADS=1 ";
   auto run = [&](const std::string& env) {
     auto r = testing::run_shell(clean + env + " " + SWARMT_BINARY + " --threads 1 info --system --json");
@@ -84,10 +85,15 @@ TEST(InfoCli, openblas_workers_sleep_soon_unless_the_user_chose_otherwise) {
   };
   const Json chosen = run("");
   EXPECT_EQ(chosen["omp_wait_policy"], "PASSIVE");
+  EXPECT_EQ(chosen["omp_spin_count"], "10000");
   EXPECT_EQ(chosen["openblas_thread_timeout"], chosen["blas_is_openblas"].get<bool>() ? "16" : "");
   const Json user = run("OPENBLAS_THREAD_TIMEOUT=20 OMP_WAIT_POLICY=ACTIVE");
   EXPECT_EQ(user["omp_wait_policy"], "ACTIVE");
+  EXPECT_EQ(user["omp_spin_count"], "");  // a user's policy comes with libgomp's own spin count
   EXPECT_EQ(user["openblas_thread_timeout"], "20");
+  const Json spin = run("GOMP_SPINCOUNT=5");
+  EXPECT_EQ(spin["omp_wait_policy"], "PASSIVE");
+  EXPECT_EQ(spin["omp_spin_count"], "5");
 }
 
 // swarmt's own kernels split their work with at::parallel_for, which is serial in code compiled without

@@ -53,6 +53,7 @@ int run_system_info(const InfoOptions& opts) {
       {"openblas_core_switch_rejected", blas.switch_rejected},
       {"openblas_coretype_env", blas.coretype_env},
       {"omp_wait_policy", env_text("OMP_WAIT_POLICY")},
+      {"omp_spin_count", env_text("GOMP_SPINCOUNT")},
       {"openblas_thread_timeout", env_text("OPENBLAS_THREAD_TIMEOUT")},
       {"gemm_check_rel_error", verify_blas_gemm()},
       {"fp32_gemm_gflops", gemm},
@@ -74,6 +75,7 @@ int run_system_info(const InfoOptions& opts) {
             << "\n"
             << "blas          " << blas.describe() << "\n"
             << "waiting       OMP_WAIT_POLICY=" << env_text("OMP_WAIT_POLICY")
+            << ", GOMP_SPINCOUNT=" << env_text("GOMP_SPINCOUNT")
             << ", OPENBLAS_THREAD_TIMEOUT=" << env_text("OPENBLAS_THREAD_TIMEOUT") << " (log2 cycles)\n"
             << "fp32 gemm     " << static_cast<int>(gemm) << " GFLOP/s (1024x1024, measured now)\n"
             << "cuda          " << (torch::cuda::is_available() ? "available" : "not available") << std::endl;
