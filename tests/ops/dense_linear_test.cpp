@@ -58,6 +58,63 @@ TEST(DenseLinear, forward_and_gradients_equal_at_linear_in_fp64) {
   }
 }
 
+// q/k/v-like pieces of one product (ops::linear_group): values, and gradients that reach the pieces as
+// a transposed per-head view (not contiguous), not at all (an unused piece), or plainly.
+TEST(DenseLinearGroup, pieces_and_gradients_equal_separate_products_in_fp64) {
+  if (!gemm_small_is_vectorized()) GTEST_SKIP() << "the path needs gemm_small's AVX-512 kernel";
+  const int64_t B = 3, N = 50, in = 40;
+  const std::vector<int64_t> outs = {24, 2, 37};  // 24 = 4 heads of 6; 2 like the mLSTM's gates
+  for (bool bias : {false, true}) {
+    SCOPED_TRACE("bias=" + std::to_string(bias));
+    const at::Tensor x0 = SeededRandn({B, N, in}, 30);
+    std::vector<at::Tensor> w32, w64, b32, b64;
+    for (size_t j = 0; j < outs.size(); ++j) {
+      const at::Tensor w = SeededRandn({outs[j], in}, 31 + j) / std::sqrt(double(in));
+      w32.push_back(w.clone().requires_grad_(true));
+      w64.push_back(w.to(at::kDouble).requires_grad_(true));
+      if (bias && j != 1) {  // mixed: the middle piece has no bias
+        const at::Tensor b = SeededRandn({outs[j]}, 41 + j);
+        b32.push_back(b.clone().requires_grad_(true));
+        b64.push_back(b.to(at::kDouble).requires_grad_(true));
+      } else if (bias) {
+        b32.emplace_back();
+        b64.emplace_back();
+      }
+    }
+    at::Tensor x32 = x0.clone().requires_grad_(true), x64 = x0.to(at::kDouble).requires_grad_(true);
+    const auto ys = linear_group(x32, w32, b32);
+    ASSERT_EQ(ys.size(), outs.size());
+    ASSERT_TRUE(AutogradGraphHas(ys[0], "DenseLinearGroupFunction"));
+    std::vector<at::Tensor> expected;
+    for (size_t j = 0; j < outs.size(); ++j) {
+      expected.push_back(at::linear(x64, w64[j], bias && j != 1 ? b64[j] : at::Tensor()));
+      EXPECT_TRUE(TensorsClose(ys[j], expected[j].to(at::kFloat), 1e-5, 1e-4));
+    }
+    // Piece 0 as (B, heads, N, 6) through a transpose; piece 1 unused; piece 2 beside 5 more columns, so
+    // that its gradient arrives as a slice of a wider one (rows 42 floats apart).
+    auto heads = [&](const at::Tensor& y) { return y.view({B, N, 4, 6}).transpose(1, 2); };
+    auto widened = [&](const at::Tensor& y) { return at::cat({y, at::ones({B, N, 5}, y.options())}, -1); };
+    const at::Tensor up0 = SeededRandn({B, 4, N, 6}, 50), up2 = SeededRandn({B, N, outs[2] + 5}, 51);
+    const at::Tensor loss32 = (heads(ys[0]) * up0).sum() + (widened(ys[2]) * up2).sum();
+    const at::Tensor loss64 = (heads(expected[0]) * up0.to(at::kDouble)).sum() +
+                              (widened(expected[2]) * up2.to(at::kDouble)).sum();
+    std::vector<at::Tensor> in32{x32, w32[0], w32[1], w32[2]}, in64{x64, w64[0], w64[1], w64[2]};
+    if (bias) {
+      in32.insert(in32.end(), {b32[0], b32[2]});
+      in64.insert(in64.end(), {b64[0], b64[2]});
+    }
+    const auto g32 = torch::autograd::grad({loss32}, in32, {}, false, false, true);
+    const auto g64 = torch::autograd::grad({loss64}, in64, {}, false, false, true);
+    for (size_t i = 0; i < g32.size(); ++i) {
+      SCOPED_TRACE("gradient " + std::to_string(i));
+      ASSERT_TRUE(g32[i].defined());
+      const at::Tensor reference = g64[i].defined() ? g64[i].to(at::kFloat) : at::zeros_like(g32[i]);
+      EXPECT_TRUE(TensorsClose(g32[i], reference, 1e-4, 1e-3));
+    }
+    EXPECT_EQ(g32[2].abs().max().item<float>(), 0.0f);  // the unused piece's weight
+  }
+}
+
 TEST(DenseLinear, a_frozen_input_or_weight_gets_no_gradient) {
   if (!gemm_small_is_vectorized()) GTEST_SKIP() << "the path needs gemm_small's AVX-512 kernel";
   const at::Tensor x = SeededRandn({128, 32}, 5), w0 = SeededRandn({48, 32}, 6);

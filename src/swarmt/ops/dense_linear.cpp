@@ -28,27 +28,52 @@ std::atomic<bool>& kernels_on() {
   return on;
 }
 
-// C (rows × n) = A (rows × k, row-major) · B (k × n, row-major) + bias (n, or null) on every row, the rows
-// in strips of 8 spread over the intra-op threads.
-void rows_times(int64_t rows, int64_t n, int64_t k, const float* a, const float* b, const float* bias, float* c) {
+// C (rows × n) = A (rows × k, element (r, p) at a[r · a_row + p · a_col]) · B (k × n, row-major) + bias
+// (n, or null) on every row, the rows in strips of 8 spread over the intra-op threads.
+void rows_times(int64_t rows, int64_t n, int64_t k, const float* a, int64_t a_row, int64_t a_col, const float* b,
+                const float* bias, float* c) {
   const int64_t strips = (rows + kStrip - 1) / kStrip;
   at::parallel_for(0, strips, kMinRows / kStrip, [&](int64_t s0, int64_t s1) {
     const int64_t r0 = s0 * kStrip, r1 = std::min(rows, s1 * kStrip);
-    gemm_small(r1 - r0, n, k, 1.0f, a + r0 * k, k, 1, b, n, 0.0f, c + r0 * n, n);
+    gemm_small(r1 - r0, n, k, 1.0f, a + r0 * a_row, a_row, a_col, b, n, 0.0f, c + r0 * n, n);
     if (bias)
       for (int64_t r = r0; r < r1; ++r)
         for (int64_t j = 0; j < n; ++j) c[r * n + j] += bias[j];
   });
 }
 
-// dW (n × k) = dYᵀ X, dY (rows × n), X (rows × k). Each thread sums its share of the rows into its own
+// A gradient piece dY_j (rows × n_j, element (r, c) at data[r · row + c · col]) and its rows of W.
+struct GradPiece {
+  const float* data;
+  int64_t row, col, n;
+  const float* weight;  // (n × k) rows of W, row-major
+};
+
+// dX (rows × k) = Σ_j dY_j W_j: the pieces of one 8-row strip one after another into the strip of dX,
+// which stays in L1 (the first with beta = 0).
+void pieces_times(int64_t rows, int64_t k, const std::vector<GradPiece>& pieces, float* dx) {
+  const int64_t strips = (rows + kStrip - 1) / kStrip;
+  at::parallel_for(0, strips, kMinRows / kStrip, [&](int64_t s0, int64_t s1) {
+    for (int64_t s = s0; s < s1; ++s) {
+      const int64_t r0 = s * kStrip, r1 = std::min(rows, r0 + kStrip);
+      for (size_t j = 0; j < pieces.size(); ++j) {
+        const GradPiece& g = pieces[j];
+        gemm_small(r1 - r0, k, g.n, 1.0f, g.data + r0 * g.row, g.row, g.col, g.weight, k, j == 0 ? 0.0f : 1.0f,
+                   dx + r0 * k, k);
+      }
+    }
+  });
+}
+
+// dW (n × k) = dYᵀ X, dY (rows × n, element (r, c) at dy[r · dy_row + c · dy_col]), X (rows × k). Each thread sums its share of the rows into its own
 // copy of dW (thread 0 into dW itself), in blocks of kRowBlock rows; every 8-row strip of dW reads the
 // whole block of X, which at 64 rows (32 KiB for k = 128) stays in L1 (in a training step of the demo,
 // 256-row blocks ran this product at 148–176 GFLOP/s, 1024-row ones at 119–164, 64-row ones at 150–192).
 // A strip's part of dY (kRowBlock × 8, a column slice) is first copied to a contiguous buffer: read in
 // place, its rows are n floats apart, which for n = 128 · 2^j or 768 puts all of them in 4–8 of L1's 64
 // sets.
-void transposed_times(int64_t rows, int64_t n, int64_t k, const float* dy, const float* x, float* dw) {
+void transposed_times(int64_t rows, int64_t n, int64_t k, const float* dy, int64_t dy_row, int64_t dy_col,
+                      const float* x, float* dw) {
   const int64_t threads = std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), rows / kRowBlock));
   // Every copy is written before it is read (its first block runs with beta = 0): no zeroing.
   const std::unique_ptr<float[]> partials(new float[static_cast<size_t>((threads - 1) * n * k)]);
@@ -61,8 +86,11 @@ void transposed_times(int64_t rows, int64_t n, int64_t k, const float* dy, const
         const int64_t m1 = std::min(r1, m0 + kRowBlock);
         for (int64_t n0 = 0; n0 < n; n0 += kStrip) {
           const int64_t width = std::min(kStrip, n - n0);
-          for (int64_t m = m0; m < m1; ++m)
-            std::copy(dy + m * n + n0, dy + m * n + n0 + width, slice.data() + (m - m0) * kStrip);
+          for (int64_t m = m0; m < m1; ++m) {
+            const float* src = dy + m * dy_row + n0 * dy_col;
+            float* dst = slice.data() + (m - m0) * kStrip;
+            for (int64_t c = 0; c < width; ++c) dst[c] = src[c * dy_col];
+          }
           gemm_small(width, k, m1 - m0, 1.0f, slice.data(), 1, kStrip, x + m0 * k, k, m0 == r0 ? 0.0f : 1.0f,
                      out + n0 * k, k);
         }
@@ -98,7 +126,7 @@ struct DenseLinearFunction : public torch::autograd::Function<DenseLinearFunctio
     at::Tensor b;
     ((b = bias.contiguous()), ...);
     at::Tensor y = at::empty({x2.size(0), out}, x2.options());
-    rows_times(x2.size(0), out, in, x2.data_ptr<float>(), w_t.data_ptr<float>(),
+    rows_times(x2.size(0), out, in, x2.data_ptr<float>(), in, 1, w_t.data_ptr<float>(),
                kBias ? b.data_ptr<float>() : nullptr, y.data_ptr<float>());
     ctx->save_for_backward({x2, w});
     ctx->saved_data["x_shape"] = x.sizes().vec();
@@ -115,14 +143,91 @@ struct DenseLinearFunction : public torch::autograd::Function<DenseLinearFunctio
     const at::Tensor dy = grads[0].to(at::kFloat).reshape({rows, out}).contiguous();
     if (ctx->needs_input_grad(0)) {
       at::Tensor dx = at::empty({rows, in}, x2.options());
-      rows_times(rows, in, out, dy.data_ptr<float>(), w.data_ptr<float>(), nullptr, dx.data_ptr<float>());
+      rows_times(rows, in, out, dy.data_ptr<float>(), out, 1, w.data_ptr<float>(), nullptr, dx.data_ptr<float>());
       result[0] = dx.view(ctx->saved_data["x_shape"].toIntVector());
     }
     if (ctx->needs_input_grad(1)) {
       result[1] = at::empty({out, in}, w.options());
-      transposed_times(rows, out, in, dy.data_ptr<float>(), x2.data_ptr<float>(), result[1].data_ptr<float>());
+      transposed_times(rows, out, in, dy.data_ptr<float>(), out, 1, x2.data_ptr<float>(), result[1].data_ptr<float>());
     }
     if (kBias && ctx->needs_input_grad(2)) result[2] = dy.sum(0);
+    return result;
+  }
+};
+
+// One product for several weights of the same input (q, k, v, gates), y = x Wᵀ + b with W and b the
+// weights and biases stacked, returned as the pieces y_j = x W_jᵀ + b_j: views of one output, as
+// split_with_sizes would give. The backward takes the pieces' gradients where they are (any strides, none
+// for an unused piece) instead of concatenating them first, which cost a copy of the whole gradient:
+//   dX = Σ_j dY_j W_j   (strip by strip, the strip of dX in L1)
+//   dW_j = dY_jᵀ X,  db_j = Σ_rows dY_j   (written into the stacked gradients' rows)
+template <bool kBias>
+struct DenseLinearGroupFunction : public torch::autograd::Function<DenseLinearGroupFunction<kBias>> {
+  template <typename... Bias>
+  static variable_list forward(AutogradContext* ctx, const std::vector<int64_t>& sizes, const at::Tensor& x,
+                               const at::Tensor& weight, const Bias&... bias) {
+    static_assert(sizeof...(Bias) == (kBias ? 1 : 0));
+    const int64_t out = weight.size(0), in = weight.size(1);
+    const at::Tensor x2 = x.reshape({-1, in}).contiguous();
+    const at::Tensor w = weight.contiguous();
+    const at::Tensor w_t = w.t().contiguous();
+    at::Tensor b;
+    ((b = bias.contiguous()), ...);
+    at::Tensor y = at::empty({x2.size(0), out}, x2.options());
+    rows_times(x2.size(0), out, in, x2.data_ptr<float>(), in, 1, w_t.data_ptr<float>(),
+               kBias ? b.data_ptr<float>() : nullptr, y.data_ptr<float>());
+    ctx->save_for_backward({x2, w});
+    ctx->saved_data["x_shape"] = x.sizes().vec();
+    ctx->saved_data["sizes"] = sizes;
+    ctx->set_materialize_grads(false);  // an unused piece's gradient stays undefined, not zeros to read
+    return y.view(with_last(x.sizes(), out)).split_with_sizes(sizes, -1);
+  }
+
+  // Gradients are returned per argument (sizes first, which has none); needs_input_grad counts the
+  // tensor arguments only: x 0, weight 1, bias 2.
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const variable_list saved = ctx->get_saved_variables();
+    const at::Tensor& x2 = saved[0];
+    const at::Tensor& w = saved[1];
+    const std::vector<int64_t> sizes = ctx->saved_data["sizes"].toIntVector();
+    const int64_t in = w.size(1), rows = x2.size(0);
+    variable_list result(kBias ? 4 : 3);
+    // The pieces with a gradient, as 2-D (rows × n_j) views (a copy only where no view exists).
+    std::vector<at::Tensor> g2(sizes.size());
+    std::vector<GradPiece> pieces;
+    std::vector<int64_t> first(sizes.size());
+    for (size_t j = 0, offset = 0; j < sizes.size(); offset += sizes[j], ++j) {
+      first[j] = static_cast<int64_t>(offset);
+      if (!grads[j].defined()) continue;
+      g2[j] = grads[j].to(at::kFloat).reshape({rows, sizes[j]});
+      pieces.push_back({g2[j].data_ptr<float>(), g2[j].stride(0), g2[j].stride(1), sizes[j],
+                        w.data_ptr<float>() + first[j] * in});
+    }
+    if (pieces.empty()) return result;
+    if (ctx->needs_input_grad(0)) {
+      at::Tensor dx = at::empty({rows, in}, x2.options());
+      pieces_times(rows, in, pieces, dx.data_ptr<float>());
+      result[1] = dx.view(ctx->saved_data["x_shape"].toIntVector());
+    }
+    if (ctx->needs_input_grad(1)) {
+      result[2] = at::empty_like(w);
+      float* dw = result[2].data_ptr<float>();
+      for (size_t j = 0; j < sizes.size(); ++j) {
+        float* rows_j = dw + first[j] * in;
+        if (!g2[j].defined()) {
+          std::fill(rows_j, rows_j + sizes[j] * in, 0.0f);
+          continue;
+        }
+        transposed_times(rows, sizes[j], in, g2[j].data_ptr<float>(), g2[j].stride(0), g2[j].stride(1),
+                         x2.data_ptr<float>(), rows_j);
+      }
+    }
+    if (kBias && ctx->needs_input_grad(2)) {
+      at::Tensor db = at::zeros({w.size(0)}, w.options());
+      for (size_t j = 0; j < sizes.size(); ++j)
+        if (g2[j].defined()) db.narrow(0, first[j], sizes[j]).copy_(g2[j].sum(0));
+      result[3] = db;
+    }
     return result;
   }
 };
@@ -151,6 +256,12 @@ bool dense_linear_applies(const at::Tensor& x, const at::Tensor& weight, const a
 at::Tensor dense_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
   if (bias.defined()) return DenseLinearFunction<true>::apply(x, weight, bias);
   return DenseLinearFunction<false>::apply(x, weight);
+}
+
+std::vector<at::Tensor> dense_linear_group(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                                           const std::vector<int64_t>& sizes) {
+  if (bias.defined()) return DenseLinearGroupFunction<true>::apply(sizes, x, weight, bias);
+  return DenseLinearGroupFunction<false>::apply(sizes, x, weight);
 }
 
 }  // namespace swarmt::ops

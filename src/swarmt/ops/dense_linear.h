@@ -17,6 +17,8 @@
 
 #include <ATen/ATen.h>
 
+#include <vector>
+
 namespace swarmt::ops {
 
 // True when dense_linear computes at::linear(x, weight, bias) for training (see above).
@@ -25,6 +27,13 @@ bool dense_linear_applies(const at::Tensor& x, const at::Tensor& weight, const a
 // y = x Wᵀ + b, x (..., in), weight (out, in), bias (out) or undefined; differentiable in all three.
 // Requires dense_linear_applies.
 at::Tensor dense_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias = {});
+
+// The same product for weights stacked along out (weight = [W_0; W_1; ...], bias likewise or undefined),
+// returned as the pieces x W_jᵀ + b_j of widths `sizes` (views of one output, as split_with_sizes).
+// The backward reads the pieces' gradients in place, whatever their strides, instead of concatenating
+// them. Requires dense_linear_applies(x, weight, bias); sizes sum to weight.size(0).
+std::vector<at::Tensor> dense_linear_group(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                                           const std::vector<int64_t>& sizes);
 
 // Turns the path off (at::linear instead) or on, for comparisons; on by default.
 void set_dense_linear_kernels(bool on);

@@ -660,8 +660,9 @@ std::vector<at::Tensor> linear_group(const at::Tensor& x, at::ArrayRef<at::Tenso
       sizes.push_back(weights[j].size(0));
       if (any_bias) bs.push_back(bias(j).defined() ? bias(j) : at::zeros({weights[j].size(0)}, weights[j].options()));
     }
-    const at::Tensor y = linear(x, at::cat(weights, 0), any_bias ? at::cat(bs, 0) : at::Tensor());
-    return y.split_with_sizes(sizes, -1);
+    const at::Tensor w = at::cat(weights, 0), b = any_bias ? at::cat(bs, 0) : at::Tensor();
+    if (dense_linear_applies(x, w, b)) return dense_linear_group(x, w, b, sizes);
+    return linear(x, w, b).split_with_sizes(sizes, -1);
   }
   std::vector<at::Tensor> outs;
   for (size_t j = 0; j < weights.size(); ++j) outs.push_back(linear(x, weights[j], bias(j)));
