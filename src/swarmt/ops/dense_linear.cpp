@@ -65,13 +65,13 @@ void pieces_times(int64_t rows, int64_t k, const std::vector<GradPiece>& pieces,
   });
 }
 
-// dW (n × k) = dYᵀ X, dY (rows × n, element (r, c) at dy[r · dy_row + c · dy_col]), X (rows × k). Each thread sums its share of the rows into its own
-// copy of dW (thread 0 into dW itself), in blocks of kRowBlock rows; every 8-row strip of dW reads the
-// whole block of X, which at 64 rows (32 KiB for k = 128) stays in L1 (in a training step of the demo,
-// 256-row blocks ran this product at 148–176 GFLOP/s, 1024-row ones at 119–164, 64-row ones at 150–192).
-// A strip's part of dY (kRowBlock × 8, a column slice) is first copied to a contiguous buffer: read in
-// place, its rows are n floats apart, which for n = 128 · 2^j or 768 puts all of them in 4–8 of L1's 64
-// sets.
+// dW (n × k) = dYᵀ X, dY (rows × n, element (r, c) at dy[r · dy_row + c · dy_col]), X (rows × k).
+// Each thread sums its share of the rows into its own copy of dW (thread 0 into dW itself), in blocks
+// of kRowBlock rows; every 8-row strip of dW reads the whole block of X, which at 64 rows (32 KiB for
+// k = 128) stays in L1 (in a training step of the demo, 256-row blocks ran this product at 148–176
+// GFLOP/s, 1024-row ones at 119–164, 64-row ones at 150–192). A strip's part of dY (kRowBlock × 8, a
+// column slice) is first copied to a contiguous buffer: read in place, its rows are n floats apart,
+// which for n = 128 · 2^j or 768 puts all of them in 4–8 of L1's 64 sets.
 void transposed_times(int64_t rows, int64_t n, int64_t k, const float* dy, int64_t dy_row, int64_t dy_col,
                       const float* x, float* dw) {
   const int64_t threads = std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), rows / kRowBlock));
@@ -112,6 +112,23 @@ std::vector<int64_t> with_last(at::IntArrayRef shape, int64_t last) {
   return out;
 }
 
+// The forward of both autograd functions: y = x Wᵀ + b (b undefined: none) with x's shape and out
+// columns; saves X as rows and W for the backward.
+at::Tensor forward_product(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
+                           const at::Tensor& bias) {
+  const int64_t out = weight.size(0), in = weight.size(1);
+  const at::Tensor x2 = x.reshape({-1, in}).contiguous();
+  const at::Tensor w = weight.contiguous();
+  const at::Tensor w_t = w.t().contiguous();  // (in, out): gemm_small's right-hand side is row-major
+  const at::Tensor b = bias.defined() ? bias.contiguous() : bias;
+  at::Tensor y = at::empty({x2.size(0), out}, x2.options());
+  rows_times(x2.size(0), out, in, x2.data_ptr<float>(), in, 1, w_t.data_ptr<float>(),
+             b.defined() ? b.data_ptr<float>() : nullptr, y.data_ptr<float>());
+  ctx->save_for_backward({x2, w});
+  ctx->saved_data["x_shape"] = x.sizes().vec();
+  return y.view(with_last(x.sizes(), out));
+}
+
 // The autograd function, with or without a bias (libtorch 1.13 refuses undefined tensor inputs).
 template <bool kBias>
 struct DenseLinearFunction : public torch::autograd::Function<DenseLinearFunction<kBias>> {
@@ -119,18 +136,9 @@ struct DenseLinearFunction : public torch::autograd::Function<DenseLinearFunctio
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
                             const Bias&... bias) {
     static_assert(sizeof...(Bias) == (kBias ? 1 : 0));
-    const int64_t out = weight.size(0), in = weight.size(1);
-    const at::Tensor x2 = x.reshape({-1, in}).contiguous();
-    const at::Tensor w = weight.contiguous();
-    const at::Tensor w_t = w.t().contiguous();  // (in, out): gemm_small's right-hand side is row-major
     at::Tensor b;
-    ((b = bias.contiguous()), ...);
-    at::Tensor y = at::empty({x2.size(0), out}, x2.options());
-    rows_times(x2.size(0), out, in, x2.data_ptr<float>(), in, 1, w_t.data_ptr<float>(),
-               kBias ? b.data_ptr<float>() : nullptr, y.data_ptr<float>());
-    ctx->save_for_backward({x2, w});
-    ctx->saved_data["x_shape"] = x.sizes().vec();
-    return y.view(with_last(x.sizes(), out));
+    ((b = bias), ...);
+    return forward_product(ctx, x, weight, b);
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -167,20 +175,11 @@ struct DenseLinearGroupFunction : public torch::autograd::Function<DenseLinearGr
   static variable_list forward(AutogradContext* ctx, const std::vector<int64_t>& sizes, const at::Tensor& x,
                                const at::Tensor& weight, const Bias&... bias) {
     static_assert(sizeof...(Bias) == (kBias ? 1 : 0));
-    const int64_t out = weight.size(0), in = weight.size(1);
-    const at::Tensor x2 = x.reshape({-1, in}).contiguous();
-    const at::Tensor w = weight.contiguous();
-    const at::Tensor w_t = w.t().contiguous();
     at::Tensor b;
-    ((b = bias.contiguous()), ...);
-    at::Tensor y = at::empty({x2.size(0), out}, x2.options());
-    rows_times(x2.size(0), out, in, x2.data_ptr<float>(), in, 1, w_t.data_ptr<float>(),
-               kBias ? b.data_ptr<float>() : nullptr, y.data_ptr<float>());
-    ctx->save_for_backward({x2, w});
-    ctx->saved_data["x_shape"] = x.sizes().vec();
+    ((b = bias), ...);
     ctx->saved_data["sizes"] = sizes;
     ctx->set_materialize_grads(false);  // an unused piece's gradient stays undefined, not zeros to read
-    return y.view(with_last(x.sizes(), out)).split_with_sizes(sizes, -1);
+    return forward_product(ctx, x, weight, b).split_with_sizes(sizes, -1);
   }
 
   // Gradients are returned per argument (sizes first, which has none); needs_input_grad counts the
