@@ -58,8 +58,8 @@ TEST(DenseLinear, forward_and_gradients_equal_at_linear_in_fp64) {
   }
 }
 
-// q/k/v-like pieces of one product (ops::linear_group): values, and gradients that reach the pieces as
-// a transposed per-head view (not contiguous), not at all (an unused piece), or plainly.
+// q/k/v-like pieces of one product (ops::linear_group): values, and gradients of a piece used through a
+// per-head transpose (as q is), of an unused piece, and of a piece whose gradient is a strided slice.
 TEST(DenseLinearGroup, pieces_and_gradients_equal_separate_products_in_fp64) {
   if (!gemm_small_is_vectorized()) GTEST_SKIP() << "the path needs gemm_small's AVX-512 kernel";
   const int64_t B = 3, N = 50, in = 40;
@@ -112,6 +112,40 @@ TEST(DenseLinearGroup, pieces_and_gradients_equal_separate_products_in_fp64) {
       EXPECT_TRUE(TensorsClose(g32[i], reference, 1e-4, 1e-3));
     }
     EXPECT_EQ(g32[2].abs().max().item<float>(), 0.0f);  // the unused piece's weight
+  }
+}
+
+// The grouped product's gradients go to the arguments that record a graph, and only to them: data x
+// (dW and db only), frozen weights and biases (dX only), frozen biases beside trainable weights.
+TEST(DenseLinearGroup, only_the_arguments_that_record_a_graph_get_gradients) {
+  if (!gemm_small_is_vectorized()) GTEST_SKIP() << "the path needs gemm_small's AVX-512 kernel";
+  const at::Tensor x0 = SeededRandn({2, 40, 32}, 60), wa = SeededRandn({24, 32}, 61), wb = SeededRandn({16, 32}, 62);
+  const at::Tensor ba = SeededRandn({24}, 63), bb = SeededRandn({16}, 64);
+  const at::Tensor up = SeededRandn({2, 40, 40}, 65);
+  const at::Tensor up_a = up.narrow(-1, 0, 24), up_b = up.narrow(-1, 24, 16);
+  auto loss = [&](const std::vector<at::Tensor>& ys) { return (ys[0] * up_a).sum() + (ys[1] * up_b).sum(); };
+  const at::Tensor x2 = x0.reshape({80, 32}), up2a = up_a.reshape({80, 24}), up2b = up_b.reshape({80, 16});
+  struct Case {
+    bool x, w, b;
+  };
+  for (const Case c : {Case{false, true, true}, Case{true, false, false}, Case{true, true, false}}) {
+    SCOPED_TRACE("x " + std::to_string(c.x) + " w " + std::to_string(c.w) + " b " + std::to_string(c.b));
+    at::Tensor x = x0.clone().requires_grad_(c.x), w1 = wa.clone().requires_grad_(c.w),
+               w2 = wb.clone().requires_grad_(c.w), b1 = ba.clone().requires_grad_(c.b),
+               b2 = bb.clone().requires_grad_(c.b);
+    const auto ys = linear_group(x, {w1, w2}, {b1, b2});
+    ASSERT_TRUE(AutogradGraphHas(ys[0], "DenseLinearGroupFunction"));
+    loss(ys).backward();
+    EXPECT_EQ(x.grad().defined(), c.x);
+    EXPECT_EQ(w1.grad().defined(), c.w);
+    EXPECT_EQ(b1.grad().defined(), c.b);
+    if (c.x)
+      EXPECT_TRUE(TensorsClose(x.grad().reshape({80, 32}), up2a.mm(wa) + up2b.mm(wb), 1e-4, 1e-3));
+    if (c.w) {
+      EXPECT_TRUE(TensorsClose(w1.grad(), up2a.t().mm(x2), 1e-4, 1e-3));
+      EXPECT_TRUE(TensorsClose(w2.grad(), up2b.t().mm(x2), 1e-4, 1e-3));
+    }
+    if (c.b) EXPECT_TRUE(TensorsClose(b2.grad(), up2b.sum(0), 1e-4, 1e-3));
   }
 }
 
