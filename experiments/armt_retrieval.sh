@@ -4,22 +4,26 @@
 # gives the latest value of a key that was rewritten; a full-attention model trained on the same data
 # cannot reach past its training length.
 #
-# Task: token-level recall (docs/data.md): a fact is "key value" (disjoint byte ids), a question repeats the
-# key, the answer is the next token. T = 32. Models (recipe and budgets in experiments/armt_retrieval_configs.py):
-#   base_recall  the pretrained byte model fine-tuned to recall inside its own T tokens
-#   armt         ARMT over base_recall, 2 -> 4 -> 8 segments
-#   full         the fair baseline: base_recall with full attention trained on the same task configs,
+# Task: token-level recall (docs/data.md): a fact is "key value" (8 keys a-h, 8 values A-H, filler bytes
+# 128-255), a question repeats the key, the answer is the next token. T = 16. Models (recipe and budgets in
+# experiments/armt_retrieval_configs.py):
+#   base         the pretrained byte model (a language model)
+#   base_recall  the base fine-tuned to recall inside its own context (the in-context reference)
+#   armt         ARMT over base, 2 -> 4 -> 8 segments
+#   full         the fair baseline: base with full attention trained on the same task configs,
 #                steps and learning rate, stage by stage (in distribution up to 8T)
 #   full_rope    the same model with linear RoPE scaling by L / 8T past 8T
-# Probes (`swarmt eval recall`, answers by argmax over all 259 ids; chance 1/64 = 1.6%):
-#   one fact     asked 8 and 20 tokens later (inside one segment) and 2T ... 32T later
-#   five facts   one per segment (gap T - 2), every one asked 5T ... 32T after it: each question has 4
+# Probes (`swarmt eval recall`, answers by argmax over all 259 ids; chance among the 8 values 12.5%):
+#   in context   two facts and their questions inside the first segment (the base's own context; 50% for
+#                picking one of the two stated values)
+#   one fact     asked 2T ... 32T later
+#   five facts   one per segment (gap T - 2), every one asked 5T ... 64T after it: each question has 4
 #                distractors (20% for a model that picks one of the five stated values)
-#   rewrites     five facts stated in three rounds, the answer the latest value, asked 8T ... 32T later
+#   rewrites     five facts stated in three rounds, the answer the latest value, asked 8T ... 64T later
 # every cell with its 95% Wilson interval.
 #
 # Usage: experiments/armt_retrieval.sh [--quick] [BUILD_DIR]
-#   full: about 40 minutes on 2 cores, 200 questions per cell; --quick: about 10 minutes, 40 per cell.
+#   full: about 50 minutes on 2 cores, 200 questions per cell; --quick: about 10 minutes, 40 per cell.
 #   Work files go to BUILD_DIR/experiments/armt_retrieval[_quick]/, results (results.json, README.md, SVG
 #   plots) to docs/results/armt_retrieval[_quick]/. Stages already in the work directory are reused.
 set -euo pipefail
@@ -30,7 +34,8 @@ BUILD=${1:-build}
 S=$BUILD/swarmt
 [ -x "$S" ] || { echo "armt_retrieval: $S not found; run 'make build' first" >&2; exit 2; }
 NPROC=${NPROC:-2}
-T=32
+T=16
+IDS="--keys 97:105 --values 65:73 --filler 128:256"
 if [ $MODE = quick ]; then WORK=$BUILD/experiments/armt_retrieval_quick SAMPLES=40 SUFFIX=_quick
 else WORK=$BUILD/experiments/armt_retrieval SAMPLES=200 SUFFIX=; fi
 RESULTS=docs/results/armt_retrieval$SUFFIX
@@ -43,7 +48,7 @@ source experiments/lib.sh
 stages=$(python3 experiments/armt_retrieval_configs.py $MODE "$WORK")
 timed "$WORK/base" "$S" train --config "$WORK/base_train.json" --out "$WORK/base" --nproc-per-node "$NPROC"
 timed "$WORK/base_recall" "$S" train --config "$WORK/base_recall_train.json" --out "$WORK/base_recall" --nproc-per-node "$NPROC"
-timed "$WORK/armt" "$S" armt train --base "$WORK/base_recall" --config "$WORK/armt_train.json" --out "$WORK/armt" --nproc-per-node "$NPROC"
+timed "$WORK/armt" "$S" armt train --base "$WORK/base" --config "$WORK/armt_train.json" --out "$WORK/armt" --nproc-per-node "$NPROC"
 last=
 for stage in $stages; do
   timed "$WORK/$stage" "$S" train --config "$WORK/$stage.json" --out "$WORK/$stage" --nproc-per-node "$NPROC"
@@ -55,12 +60,12 @@ probe() {  # set name model distances samples [eval recall options...]: one repo
   local set=$1 name=$2 model=$3 distances=$4 samples=$5; shift 5
   local out=$WORK/eval/$set/$name/d${distances//,/_}
   [ -f "$out/summary.json" ] ||
-    "$S" -q eval recall --model "$model" --distances "$distances" --samples "$samples" --out "$out" "$@" > /dev/null
+    "$S" -q eval recall --model "$model" --distances "$distances" --samples "$samples" --out "$out" $IDS "$@" > /dev/null
 }
 
 five=$(( SAMPLES / 5 ))
-for model in armt full base_recall; do
-  probe one_fact $model "$WORK/$model" 8,20 $SAMPLES --pairs 1
+for model in armt full base base_recall; do
+  probe in_context $model "$WORK/$model" 4 $((SAMPLES / 2)) --pairs 2
 done
 for model in armt full; do
   probe one_fact $model "$WORK/$model" $((2 * T)),$((4 * T)),$((8 * T)) $SAMPLES --pairs 1
@@ -68,8 +73,8 @@ for model in armt full; do
   probe rewrites $model "$WORK/$model" $((8 * T)) $five --pairs 5 --gap $((T - 2)) --rewrites 2
 done
 probe one_fact armt "$WORK/armt" $((16 * T)),$((32 * T)) $SAMPLES --pairs 1
-probe five_facts armt "$WORK/armt" $((16 * T)),$((32 * T)) $five --pairs 5 --gap $((T - 2))
-probe rewrites armt "$WORK/armt" $((16 * T)),$((32 * T)) $five --pairs 5 --gap $((T - 2)) --rewrites 2
+probe five_facts armt "$WORK/armt" $((16 * T)),$((32 * T)),$((64 * T)) $five --pairs 5 --gap $((T - 2))
+probe rewrites armt "$WORK/armt" $((16 * T)),$((32 * T)),$((64 * T)) $five --pairs 5 --gap $((T - 2)) --rewrites 2
 # Full attention past its training length (8T), as trained and with linear RoPE scaling that maps the probe's
 # whole input (the statements before the distance included) into the trained 8T positions.
 fits() { echo $(( ($1 + 8 * T - 1) / (8 * T) )); }  # input tokens -> the smallest integer factor

@@ -13,13 +13,15 @@ from armt_report import cell_text, stage_info, svg_plot  # noqa: E402
 from report_lib import experiment_parser, fmt, markdown_table, read_json, training_table, use_swarmt, write_outputs  # noqa: E402
 
 SETS = {  # probe set -> what a reader sees
+    "in_context": "two facts and their questions inside the first segment (50% for picking one of the two)",
     "one_fact": "one fact",
     "five_facts": "five facts, each asked among 4 others (20% for picking one of the five stated values)",
     "rewrites": "five facts rewritten twice, the answer the latest value",
 }
-MODELS = ["armt", "full", "full_rope", "base_recall"]
+MODELS = ["armt", "full", "full_rope", "base", "base_recall"]
 LABELS = {"armt": "ARMT (memory in all layers)", "full": "full attention, trained on the same data",
-          "full_rope": "full attention + linear RoPE scaling", "base_recall": "base (its own context)"}
+          "full_rope": "full attention + linear RoPE scaling", "base": "base (the language model ARMT wraps)",
+          "base_recall": "base fine-tuned on in-context recall"}
 STAGES = ["base", "base_recall", "armt", "full_2", "full_4", "full_8"]
 
 
@@ -37,6 +39,25 @@ def collect_cells(work):
                     "mean": row["mean"], "ci95": row.get("ci95"), "count": row["count"],
                     "successes": row.get("successes")}
     return cells
+
+
+def by_order(work, set_name="five_facts"):
+    """model -> distance -> [accuracy of the facts in the order they were stated]: whether the memory
+    retrieves by key or keeps the latest writes (read from every question of the reports' results.json)."""
+    out = {}
+    root = os.path.join(work, "eval", set_name)
+    for dirpath, _, files in os.walk(root):
+        if "results.json" not in files:
+            continue
+        model = os.path.relpath(dirpath, root).split(os.sep)[0]
+        tally = {}
+        for sample in read_json(os.path.join(dirpath, "results.json"))["samples"]:
+            counts = tally.setdefault(str(sample["length"]), {}).setdefault(sample["details"]["pair"], [0, 0])
+            counts[0] += sample["score"] / 100.0
+            counts[1] += 1
+        for n, pairs in tally.items():
+            out.setdefault(model, {})[n] = [round(100.0 * pairs[i][0] / pairs[i][1], 1) for i in sorted(pairs)]
+    return out
 
 
 def distance_label(n, T):
@@ -62,10 +83,11 @@ def comparisons(cells, T):
                                            "full": rivals[0] and rivals[0]["mean"],
                                            "full_rope": rivals[1] and rivals[1]["mean"],
                                            "above_both_baselines_with_disjoint_intervals": disjoint_above(a, rivals)}
-    for n in (8, 20):
-        a, b = get("armt", "one_fact", n), get("base_recall", "one_fact", n)
-        if a and b:
-            out[f"in_segment_{n}"] = {"armt": a["mean"], "base": b["mean"], "difference": a["mean"] - b["mean"]}
+    a, base, recall = (get(m, "in_context", 4) for m in ("armt", "base", "base_recall"))
+    if a and (base or recall):
+        out["in_context"] = {"armt": a["mean"], "base": base and base["mean"], "base_recall": recall and recall["mean"],
+                             "difference_to_base": base and a["mean"] - base["mean"],
+                             "difference_to_base_recall": recall and a["mean"] - recall["mean"]}
     return out
 
 
@@ -81,13 +103,13 @@ def main():
     stages = {s: stage_info(a.work, s) for s in STAGES if stage_info(a.work, s) is not None}
     command = "experiments/armt_retrieval.sh" + (" --quick" if a.mode == "quick" else "")
     results = {"experiment": "armt_retrieval", "mode": a.mode, "command": command, "wall_seconds": a.seconds,
-               "segment_tokens": T, "cells": cells, "training": stages, "comparisons": comparisons(cells, T)}
+               "segment_tokens": T, "cells": cells, "five_facts_by_order": by_order(a.work), "training": stages, "comparisons": comparisons(cells, T)}
     md = [f"# ARMT: associative retrieval across segments ({a.mode} mode)", "",
           f"Command: `{command}` ({a.seconds // 60} min {a.seconds % 60} s on this run; stages already in the work "
           f"directory are reused and their own times are listed below). Segment T = {T} tokens. Task: token-level "
-          "recall (a fact is \"key value\", a question repeats the key; 64 keys, 64 values, filler from other "
-          "ids); accuracy of the argmax over the whole vocabulary (chance 1.6%). Columns: how far the question "
-          "is from the fact it asks about."]
+          "recall (a fact is \"key value\", a question repeats the key; 8 keys a-h, 8 values A-H, filler bytes "
+          "128-255); accuracy of the argmax over the whole vocabulary (12.5% for a guess among the 8 values). "
+          "Columns: how far the question is from the fact it asks about."]
     for set_name, title in SETS.items():
         present = [m for m in MODELS if set_name in cells.get(m, {})]
         if not present:
@@ -104,12 +126,24 @@ def main():
                      {m: cells[m][set_name] for m in present}, T,
                      x_label=f"distance from the fact to its question (segments of T = {T} tokens)", labels=LABELS)
             md += ["", f"![{title}]({plot})"]
+    order = results["five_facts_by_order"]
+    if order:
+        md += ["", "## Five facts: accuracy (%) by the order the facts were stated", "",
+               "First fact stated ... last fact stated, one per segment; a memory that keeps only its latest "
+               "writes scores high on the last ones and near 20% on the first."]
+        rows = [[LABELS.get(m, m), distance_label(int(n), T)] + [fmt(x) for x in order[m][n]]
+                for m in MODELS if m in order for n in sorted(order[m], key=int)]
+        md += [""] + markdown_table(["model", "distance"] + [f"fact {i + 1}" for i in range(5)], rows)
     md += ["", "## The acceptance questions", ""]
-    rows = [[k, fmt(v.get("armt")), fmt(v.get("full") if "full" in v else v.get("base")),
-             fmt(v.get("full_rope")), v.get("above_both_baselines_with_disjoint_intervals", "-")]
-            for k, v in results["comparisons"].items()]
-    md += markdown_table(["cell", "ARMT", "full attention (or base)", "full + RoPE scaling",
+    rows = [[k, fmt(v.get("armt")), fmt(v.get("full")), fmt(v.get("full_rope")),
+             v.get("above_both_baselines_with_disjoint_intervals", "-")]
+            for k, v in results["comparisons"].items() if k != "in_context"]
+    md += markdown_table(["cell", "ARMT", "full attention", "full + RoPE scaling",
                           "ARMT above both, intervals disjoint"], rows)
+    inside = results["comparisons"].get("in_context")
+    if inside:
+        md += ["", f"Inside the first segment (two facts): ARMT {fmt(inside['armt'])}%, the base it wraps "
+               f"{fmt(inside['base'])}%, the base fine-tuned on in-context recall {fmt(inside['base_recall'])}%."]
     md += ["", "## Training stages", ""]
     md += training_table(stages, "stage", "seconds", 4)
     write_outputs(a.results, results, md)

@@ -161,7 +161,8 @@ struct ArmtExperimentReport : ::testing::Test {
     };
     probe("one_fact", "armt", "armt", "8,20", "--pairs 1");
     probe("one_fact", "armt", "armt", "128", "--pairs 1");
-    probe("one_fact", "base_recall", "base_answer", "8,20", "--pairs 1");
+    probe("in_context", "armt", "armt", "4", "--pairs 2");
+    probe("in_context", "base_recall", "base_answer", "4", "--pairs 2");
     probe("five_facts", "armt", "armt", "320", "--pairs 5 --gap 62");
     probe("rewrites", "full", "base_answer", "320", "--pairs 5 --gap 62 --rewrites 2");
     run("-q armt cost --model " + work + "/armt --segments 1,2 --json " + work + "/cost.json");
@@ -220,7 +221,7 @@ TEST_F(ArmtExperimentReport, context_report_carries_scores_intervals_and_cost_in
   EXPECT_EQ(results.at("training").at("armt").at("steps"), 1);
 }
 
-TEST_F(ArmtExperimentReport, retrieval_report_merges_every_probe_of_a_model_with_its_intervals) {
+TEST_F(ArmtExperimentReport, retrieval_report_merges_every_probe_of_a_model_with_its_intervals_and_orders) {
   const fs::path script = fs::path(SWARMT_TEST_DATA_DIR).parent_path().parent_path() / "experiments" / "armt_retrieval_report.py";
   auto r = testing::run_shell("python3 " + script.string() + " " + work + " " + out_dir.path() +
                               " --mode quick --segment 64 --seconds 5 --swarmt " + SWARMT_BINARY);
@@ -239,14 +240,21 @@ TEST_F(ArmtExperimentReport, retrieval_report_merges_every_probe_of_a_model_with
   expect_cells("one_fact", "armt", "d8_20");
   expect_cells("one_fact", "armt", "d128");
   EXPECT_EQ(results.at("cells").at("armt").at("one_fact").size(), 3u) << "the two reports of one model are merged";
-  expect_cells("one_fact", "base_recall", "d8_20");
+  expect_cells("in_context", "armt", "d4");
+  expect_cells("in_context", "base_recall", "d4");
   expect_cells("five_facts", "armt", "d320");
   expect_cells("rewrites", "full", "d320");
-  // "No loss inside the base's context" is the difference of the two in-segment cells.
-  const Json& in_segment = results.at("comparisons").at("in_segment_8");
-  EXPECT_DOUBLE_EQ(in_segment.at("difference").get<double>(),
-                   results.at("cells").at("armt").at("one_fact").at("8").at("mean").get<double>() -
-                       results.at("cells").at("base_recall").at("one_fact").at("8").at("mean").get<double>());
+  // "No loss inside the base's context" is the difference of the two in-context cells.
+  const Json& in_context = results.at("comparisons").at("in_context");
+  EXPECT_DOUBLE_EQ(in_context.at("difference_to_base_recall").get<double>(),
+                   results.at("cells").at("armt").at("in_context").at("4").at("mean").get<double>() -
+                       results.at("cells").at("base_recall").at("in_context").at("4").at("mean").get<double>());
+  // Every fact is asked once per probe, so the accuracies by the order of statement average to the cell.
+  const Json& order = results.at("five_facts_by_order").at("armt").at("320");
+  ASSERT_EQ(order.size(), 5u);
+  double sum = 0;
+  for (const auto& x : order) sum += x.get<double>();
+  EXPECT_NEAR(sum / 5, results.at("cells").at("armt").at("five_facts").at("320").at("mean").get<double>(), 0.1);
   EXPECT_TRUE(fs::exists(out_dir.path() + "/one_fact.svg"));
   EXPECT_EQ(results.at("training").at("armt").at("steps"), 1);
 }
