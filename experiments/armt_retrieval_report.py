@@ -103,7 +103,8 @@ def main():
     stages = {s: stage_info(a.work, s) for s in STAGES if stage_info(a.work, s) is not None}
     command = "experiments/armt_retrieval.sh" + (" --quick" if a.mode == "quick" else "")
     results = {"experiment": "armt_retrieval", "mode": a.mode, "command": command, "wall_seconds": a.seconds,
-               "segment_tokens": T, "cells": cells, "five_facts_by_order": by_order(a.work), "training": stages, "comparisons": comparisons(cells, T)}
+               "segment_tokens": T, "cells": cells, "five_facts_by_order": by_order(a.work), "training": stages,
+               "comparisons": comparisons(cells, T)}
     md = [f"# ARMT: associative retrieval across segments ({a.mode} mode)", "",
           f"Command: `{command}` ({a.seconds // 60} min {a.seconds % 60} s on this run; stages already in the work "
           f"directory are reused and their own times are listed below). Segment T = {T} tokens. Task: token-level "
