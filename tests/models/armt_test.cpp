@@ -337,6 +337,30 @@ TEST(ArmtIo, adapter_and_merged_directories_load_the_same_model) {
   EXPECT_EQ(read_json_file(tmp.file("adapter/armt_config.json"))["base_model"], tmp.file("base"));
 }
 
+TEST(ArmtIo, the_plain_delta_rule_is_kept_by_the_saved_model_and_changes_its_output) {
+  TempDir tmp;
+  auto base = make_base(tiny_llama_json());
+  base->to(at::kFloat);
+  save_model(*base, tmp.file("base"));
+  ArmtConfig plain = small_armt(6);
+  plain.use_denom = false;
+  auto armt = create_armt(tmp.file("base"), plain);
+  activate_memory(*armt);
+  save_model(*armt, tmp.file("plain"));
+  auto tokens = tokens_for(1, 20);
+  at::NoGradGuard no_grad;
+  at::Tensor expected = armt->forward(tokens);
+  expect_close(load_model(tmp.file("plain"))->forward(tokens), expected, 1e-5);
+  // The same weights under the normalised rule answer differently from the second segment on.
+  Json normalised = read_json_file(tmp.file("plain/config.json"));
+  EXPECT_EQ(normalised["use_denom"], false);
+  normalised["use_denom"] = true;
+  write_file_atomically(tmp.file("plain/config.json"), normalised.dump());
+  at::Tensor other = load_model(tmp.file("plain"))->forward(tokens);
+  expect_close(other.narrow(1, 0, 6), expected.narrow(1, 0, 6), 1e-5);
+  EXPECT_GT((other.narrow(1, 6, 14) - expected.narrow(1, 6, 14)).abs().max().item<double>(), 1e-3);
+}
+
 TEST(ArmtIo, broken_adapters_are_rejected_with_the_file_and_problem) {
   TempDir tmp;
   auto base = make_base(tiny_llama_json());

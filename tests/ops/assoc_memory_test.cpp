@@ -1,5 +1,5 @@
 // ARMT associative memory: DPFP features, batched read/write against a naive per-token, per-head loop,
-// the first write on an empty memory, and the detached gamma.
+// the first write on an empty memory, the detached gamma, and the plain delta rule (no denominator).
 #include <gtest/gtest.h>
 
 #include "ops/recurrent_test_inputs.h"
@@ -165,6 +165,66 @@ TEST(AssocMemory, bad_shapes_are_rejected) {
                            at::zeros({1, 2, 3, 2}, f64())),
                swarmt::Error);
   EXPECT_THROW(dpfp(at::zeros({2, 3}), 0), swarmt::Error);
+}
+
+// Unit feature vectors (B = H = 1), as the model's L2-normalised φ: (1, 1, n, Dk).
+at::Tensor unit_keys(const at::Tensor& rows) { return (rows / rows.norm(2, -1, true)).view({1, 1, rows.size(0), -1}); }
+
+TEST(AssocMemory, plain_delta_rule_reads_back_each_value_and_rewrites_replace_it) {
+  // Orthogonal unit keys, β = 1: each key reads back exactly its latest value, and a rewrite of one key
+  // leaves the other untouched. z is never written.
+  at::Tensor k1 = unit_keys(at::tensor({1.0, 0.0, 0.0, 0.0}, f64()).view({1, 4}));
+  at::Tensor k2 = unit_keys(at::tensor({0.0, 0.0, 1.0, 1.0}, f64()).view({1, 4}));
+  at::Tensor v1 = at::tensor({1.0, 2.0, 3.0}, f64()).view({1, 1, 1, 3});
+  at::Tensor v2 = at::tensor({-1.0, 0.5, 0.0}, f64()).view({1, 1, 1, 3});
+  at::Tensor v3 = at::tensor({4.0, 0.0, -2.0}, f64()).view({1, 1, 1, 3});
+  at::Tensor one = at::ones({1, 1, 1, 1}, f64());
+  AssocMemoryState state = assoc_memory_zero_state(1, 1, 4, 3, at::kDouble, at::kCPU);
+  state = assoc_write(state, k1, v1, one, 1e-5, true, /*use_denominator=*/false);
+  state = assoc_write(state, k2, v2, one, 1e-5, true, false);
+  EXPECT_TENSORS_CLOSE(assoc_read(state, k1, 1e-5, false), v1, 1e-12);
+  EXPECT_TENSORS_CLOSE(assoc_read(state, k2, 1e-5, false), v2, 1e-12);
+  state = assoc_write(state, k1, v3, one, 1e-5, true, false);
+  EXPECT_TENSORS_CLOSE(assoc_read(state, k1, 1e-5, false), v3, 1e-12);
+  EXPECT_TENSORS_CLOSE(assoc_read(state, k2, 1e-5, false), v2, 1e-12);
+  EXPECT_TENSORS_CLOSE(state.z, at::zeros({1, 1, 4}, f64()), 0.0);
+}
+
+TEST(AssocMemory, plain_delta_rule_equals_its_equations_for_overlapping_keys) {
+  // A += Σ β_i k_i (v_i - Aᵀk_i)ᵀ against the previous A; y = Aᵀq. Random DPFP keys overlap.
+  const int64_t H = 2, Dv = 3, M = 3;
+  AssocMemoryState state = assoc_memory_zero_state(1, H, 12, Dv, at::kDouble, at::kCPU);
+  at::Tensor A = state.A.clone();
+  for (int segment = 0; segment < 3; ++segment) {
+    at::Tensor k = dpfp(at::randn({1, H, M, 2}, f64()));
+    at::Tensor v = at::randn({1, H, M, Dv}, f64());
+    at::Tensor beta = at::sigmoid(at::randn({1, H, M, 1}, f64()));
+    at::Tensor q = dpfp(at::randn({1, H, 4, 2}, f64()));
+    EXPECT_TENSORS_CLOSE(assoc_read(state, q, 1e-5, false), segment == 0 ? at::zeros({1, H, 4, Dv}, f64())
+                                                                         : at::matmul(q, A), 1e-12);
+    state = assoc_write(state, k, v, beta, 1e-5, true, false);
+    A = A + at::matmul(k.transpose(-2, -1), beta * (v - at::matmul(k, A)));
+    EXPECT_TENSORS_CLOSE(state.A, A, 1e-12);
+  }
+}
+
+TEST(AssocMemory, normalised_rule_reads_an_overlapping_second_key_minus_the_first_value) {
+  // Why the plain rule exists as an option: with the denominator, vbar for a second key is the mean of the
+  // stored values along it *however small the overlap c*, so k2 reads back v2 - (1 - c)·v1 (β = 1, γ on).
+  const double c = 0.1;
+  at::Tensor k1 = unit_keys(at::tensor({1.0, 0.0}, f64()).view({1, 2}));
+  at::Tensor k2 = unit_keys(at::tensor({c, std::sqrt(1 - c * c)}, f64()).view({1, 2}));
+  at::Tensor v1 = at::tensor({1.0, 0.0}, f64()).view({1, 1, 1, 2});
+  at::Tensor v2 = at::tensor({0.0, 1.0}, f64()).view({1, 1, 1, 2});
+  at::Tensor one = at::ones({1, 1, 1, 1}, f64());
+  for (bool denominator : {true, false}) {
+    SCOPED_TRACE(denominator ? "normalised" : "plain");
+    AssocMemoryState state = assoc_memory_zero_state(1, 1, 2, 2, at::kDouble, at::kCPU);
+    state = assoc_write(state, k1, v1, one, 1e-5, true, denominator);
+    state = assoc_write(state, k2, v2, one, 1e-5, true, denominator);
+    at::Tensor expected = denominator ? v2 - (1 - c) * v1 : v2;
+    EXPECT_TENSORS_CLOSE(assoc_read(state, k2, 1e-5, denominator), expected, 1e-3);  // eps shifts vbar by 1e-4
+  }
 }
 
 }  // namespace

@@ -139,13 +139,16 @@ TEST(DenseLinearGroup, only_the_arguments_that_record_a_graph_get_gradients) {
     EXPECT_EQ(x.grad().defined(), c.x);
     EXPECT_EQ(w1.grad().defined(), c.w);
     EXPECT_EQ(b1.grad().defined(), c.b);
-    if (c.x)
+    if (c.x) {
       EXPECT_TRUE(TensorsClose(x.grad().reshape({80, 32}), up2a.mm(wa) + up2b.mm(wb), 1e-4, 1e-3));
+    }
     if (c.w) {
       EXPECT_TRUE(TensorsClose(w1.grad(), up2a.t().mm(x2), 1e-4, 1e-3));
       EXPECT_TRUE(TensorsClose(w2.grad(), up2b.t().mm(x2), 1e-4, 1e-3));
     }
-    if (c.b) EXPECT_TRUE(TensorsClose(b2.grad(), up2b.sum(0), 1e-4, 1e-3));
+    if (c.b) {
+      EXPECT_TRUE(TensorsClose(b2.grad(), up2b.sum(0), 1e-4, 1e-3));
+    }
   }
 }
 

@@ -11,7 +11,7 @@ namespace swarmt::models {
 const std::vector<std::string>& armt_config_keys() {
   static const std::vector<std::string> keys = {
       "segment_size", "num_memory_tokens", "d_mem", "memory_layers", "num_heads", "dpfp_nu",
-      "gamma_correction", "normalize_features", "eps", "bptt_depth", "checkpoint_segments",
+      "gamma_correction", "use_denom", "normalize_features", "eps", "bptt_depth", "checkpoint_segments",
       "memory_init_std", "seed"};
   return keys;
 }
@@ -32,6 +32,7 @@ ArmtConfig ArmtConfig::from_json(const Json& json, const std::string& source) {
   c.num_heads = v.get_int_in("num_heads", c.num_heads, 1, 1024);
   c.dpfp_nu = v.get_int_in("dpfp_nu", c.dpfp_nu, 1, 16);
   c.gamma_correction = v.get_bool("gamma_correction", c.gamma_correction);
+  c.use_denom = v.get_bool("use_denom", c.use_denom);
   c.normalize_features = v.get_bool("normalize_features", c.normalize_features);
   c.eps = v.get_number("eps", c.eps);
   SWARMT_CHECK_INPUT(c.eps > 0 && c.eps < 1, v.describe("eps"), " must be in (0, 1), got ", c.eps);
@@ -70,6 +71,7 @@ Json ArmtConfig::to_json() const {
               {"num_heads", num_heads},
               {"dpfp_nu", dpfp_nu},
               {"gamma_correction", gamma_correction},
+              {"use_denom", use_denom},
               {"normalize_features", normalize_features},
               {"eps", eps},
               {"bptt_depth", bptt_depth},

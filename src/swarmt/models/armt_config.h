@@ -4,7 +4,8 @@
 // ("model_type": "armt", with the base model's config under "base_config") in a merged model directory.
 //
 //   {"segment_size": 1024, "num_memory_tokens": 16, "d_mem": 64, "memory_layers": "all",
-//    "num_heads": 1, "dpfp_nu": 3, "gamma_correction": true, "normalize_features": true, "eps": 1e-5,
+//    "num_heads": 1, "dpfp_nu": 3, "gamma_correction": true, "use_denom": true, "normalize_features": true,
+//    "eps": 1e-5,
 //    "bptt_depth": 0, "checkpoint_segments": false, "memory_init_std": 0, "seed": 0}
 //
 // memory_layers: "all", "alternate" (0, 2, 4, ...: the reference code's --alternate_layers),
@@ -29,6 +30,7 @@ struct ArmtConfig {
   int64_t num_heads = 1;           // memory heads (split d_mem and hidden_size jointly)
   int64_t dpfp_nu = 3;
   bool gamma_correction = true;    // γ = 1 - zᵀk/||k||² (detached); false: γ = 1 (the paper's ablation)
+  bool use_denom = true;           // false: the plain delta rule, no normaliser z (the reference's use_denom)
   bool normalize_features = true;  // L2-normalise φ(q), φ(k) (the 2025 reference code)
   double eps = 1e-5;
   int64_t bptt_depth = 0;          // > 0: gradients flow through at most this many segments of memory

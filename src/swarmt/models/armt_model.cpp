@@ -33,6 +33,7 @@ ArmtMemoryLayerImpl::ArmtMemoryLayerImpl(int64_t hidden_size, const ArmtConfig& 
       nu_(c.dpfp_nu),
       normalize_(c.normalize_features),
       gamma_correction_(c.gamma_correction),
+      use_denom_(c.use_denom),
       eps_(c.eps) {
   query = register_module("query", nn::linear_layer(hidden_size, c.d_mem, false));
   key = register_module("key", nn::linear_layer(hidden_size, c.d_mem, false));
@@ -63,7 +64,7 @@ at::Tensor ArmtMemoryLayerImpl::read(const ops::AssocMemoryState& state, const a
   if (state.empty) return at::zeros_like(h);
   const int64_t batch = h.size(0), n = h.size(1);
   at::Tensor q = features(nn::linear(query, h), state.A.scalar_type());
-  at::Tensor y = ops::assoc_read(state, q, eps_);                                 // (B, H, N, d/H)
+  at::Tensor y = ops::assoc_read(state, q, eps_, use_denom_);                     // (B, H, N, d/H)
   return y.permute({0, 2, 1, 3}).reshape({batch, n, hidden_size_}).to(h.scalar_type());
 }
 
@@ -73,7 +74,7 @@ ops::AssocMemoryState ArmtMemoryLayerImpl::write(const ops::AssocMemoryState& st
   at::Tensor k = features(nn::linear(key, m), dtype);
   at::Tensor v = nn::linear(value, m).to(dtype).view({batch, tokens, heads_, -1}).permute({0, 2, 1, 3});
   at::Tensor b = at::sigmoid(nn::linear(beta, m).to(dtype)).permute({0, 2, 1}).unsqueeze(-1);  // (B, H, M, 1)
-  return ops::assoc_write(state, k, v, b, eps_, gamma_correction_);
+  return ops::assoc_write(state, k, v, b, eps_, gamma_correction_, use_denom_);
 }
 
 // ---------------------------------------------------------------------------------------------------

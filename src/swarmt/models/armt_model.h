@@ -53,7 +53,7 @@ class ArmtMemoryLayerImpl : public torch::nn::Module {
 
  private:
   int64_t hidden_size_, heads_, nu_;
-  bool normalize_, gamma_correction_;
+  bool normalize_, gamma_correction_, use_denom_;
   double eps_;
 };
 TORCH_MODULE(ArmtMemoryLayer);

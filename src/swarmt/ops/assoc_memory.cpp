@@ -30,7 +30,7 @@ AssocMemoryState assoc_memory_zero_state(int64_t batch, int64_t heads, int64_t k
   return {at::zeros({batch, heads, key_dim, value_dim}, options), at::zeros({batch, heads, key_dim}, options), true};
 }
 
-at::Tensor assoc_read(const AssocMemoryState& state, const at::Tensor& q_features, double eps) {
+at::Tensor assoc_read(const AssocMemoryState& state, const at::Tensor& q_features, double eps, bool use_denominator) {
   const std::string what = "assoc_read";
   detail::check_rank(q_features, 4, what, "q_features");
   detail::check_rank(state.A, 4, what, "state A");
@@ -42,12 +42,13 @@ at::Tensor assoc_read(const AssocMemoryState& state, const at::Tensor& q_feature
   }
   // y_j = Aᵀ φ(q_j) / (zᵀ φ(q_j) + eps)
   at::Tensor numerator = at::matmul(q_features, state.A);                          // (B, H, T, Dv)
+  if (!use_denominator) return numerator;
   at::Tensor denominator = at::matmul(q_features, state.z.unsqueeze(-1)) + eps;    // (B, H, T, 1)
   return numerator / denominator;
 }
 
 AssocMemoryState assoc_write(const AssocMemoryState& state, const at::Tensor& k_features, const at::Tensor& v,
-                             const at::Tensor& beta, double eps, bool use_gamma_correction) {
+                             const at::Tensor& beta, double eps, bool use_gamma_correction, bool use_denominator) {
   const std::string what = "assoc_write";
   detail::check_rank(state.A, 4, what, "state A");
   const int64_t batch = state.A.size(0), heads = state.A.size(1), key_dim = state.A.size(2), value_dim = state.A.size(3);
@@ -65,7 +66,9 @@ AssocMemoryState assoc_write(const AssocMemoryState& state, const at::Tensor& k_
   // All M tokens are written against the previous A and z.
   at::Tensor new_values = v;                                                         // v_i - vbar_i
   at::Tensor gamma = at::ones({batch, heads, tokens, 1}, k_features.options());      // γ_i
-  if (!state.empty) {
+  if (!state.empty && !use_denominator) {
+    new_values = v - at::matmul(k_features, state.A);                               // v_i - Aᵀk_i
+  } else if (!state.empty) {
     at::Tensor denominator = at::matmul(k_features, state.z.unsqueeze(-1)) + eps;    // zᵀk_i + eps (B, H, M, 1)
     new_values = v - at::matmul(k_features, state.A) / denominator;
     if (use_gamma_correction) {
@@ -75,7 +78,7 @@ AssocMemoryState assoc_write(const AssocMemoryState& state, const at::Tensor& k_
   }
   AssocMemoryState next;
   next.A = state.A + at::matmul(k_features.transpose(-2, -1), beta * new_values);    // Σ β_i k_i (v_i - vbar_i)ᵀ
-  next.z = state.z + (gamma * k_features).sum(2);                                    // Σ γ_i k_i
+  next.z = use_denominator ? state.z + (gamma * k_features).sum(2) : state.z;       // Σ γ_i k_i
   next.empty = false;
   return next;
 }

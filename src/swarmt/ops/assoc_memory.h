@@ -9,6 +9,12 @@
 //           A     += Σ_i β_i k_i (v_i - vbar_i)ᵀ
 //           z     += Σ_i γ_i k_i
 // where k_i = φ(W_k m_i) are feature vectors (the caller applies DPFP and the optional L2 normalisation).
+//
+// Without the denominator (the reference code's use_denom=False) z is never written and the memory is the
+// plain delta rule:  y_j = Aᵀ φ(q_j),  vbar_i = Aᵀ k_i,  A += Σ_i β_i k_i (v_i - vbar_i)ᵀ.
+// With unit keys and β = 1 a write then reads back exactly v_i at k_i, and disturbs an earlier key k' only
+// by (k'ᵀk_i)·(v_i - vbar_i). The normalised rule's vbar_i is a *weighted mean* of the stored values along
+// k_i, whatever the overlap, so a second key that overlaps the first by c reads back v_i - (1 - c)·vbar_i.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -32,12 +38,16 @@ AssocMemoryState assoc_memory_zero_state(int64_t batch, int64_t heads, int64_t k
                                          at::ScalarType dtype, at::Device device);
 
 // q_features: (B, H, T, Dkey) -> (B, H, T, Dv). Differentiable wrt q_features and the state.
-at::Tensor assoc_read(const AssocMemoryState& state, const at::Tensor& q_features, double eps = 1e-5);
+// use_denominator = false: y_j = Aᵀ φ(q_j) (the plain delta rule, see above).
+at::Tensor assoc_read(const AssocMemoryState& state, const at::Tensor& q_features, double eps = 1e-5,
+                      bool use_denominator = true);
 
 // k_features: (B, H, M, Dkey); v: (B, H, M, Dv); beta: (B, H, M, 1) (one per head) or (B, H, M, Dv)
 // (per channel). Returns the new state; differentiable wrt k, v, beta and the old state except through
-// γ, which is detached. use_gamma_correction = false gives γ = 1 (the paper's ablation).
+// γ, which is detached. use_gamma_correction = false gives γ = 1 (the paper's ablation);
+// use_denominator = false gives the plain delta rule (z stays zero, γ is unused).
 AssocMemoryState assoc_write(const AssocMemoryState& state, const at::Tensor& k_features, const at::Tensor& v,
-                             const at::Tensor& beta, double eps = 1e-5, bool use_gamma_correction = true);
+                             const at::Tensor& beta, double eps = 1e-5, bool use_gamma_correction = true,
+                             bool use_denominator = true);
 
 }  // namespace swarmt::ops
