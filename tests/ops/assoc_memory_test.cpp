@@ -191,7 +191,7 @@ TEST(AssocMemory, plain_delta_rule_reads_back_each_value_and_rewrites_replace_it
 }
 
 TEST(AssocMemory, plain_delta_rule_equals_its_equations_for_overlapping_keys) {
-  // A += Σ β_i k_i (v_i - Aᵀk_i)ᵀ against the previous A; y = Aᵀq. Random DPFP keys overlap.
+  // A ← A + β_i k_i (v_i - Aᵀk_i)ᵀ token after token; y = Aᵀq. Random DPFP keys overlap.
   const int64_t H = 2, Dv = 3, M = 3;
   AssocMemoryState state = assoc_memory_zero_state(1, H, 12, Dv, at::kDouble, at::kCPU);
   at::Tensor A = state.A.clone();
@@ -203,9 +203,26 @@ TEST(AssocMemory, plain_delta_rule_equals_its_equations_for_overlapping_keys) {
     EXPECT_TENSORS_CLOSE(assoc_read(state, q, 1e-5, false), segment == 0 ? at::zeros({1, H, 4, Dv}, f64())
                                                                          : at::matmul(q, A), 1e-12);
     state = assoc_write(state, k, v, beta, 1e-5, true, false);
-    A = A + at::matmul(k.transpose(-2, -1), beta * (v - at::matmul(k, A)));
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < M; ++i) {
+        at::Tensor ki = k[0][h][i], vi = v[0][h][i];
+        A[0][h] += at::outer(ki, beta[0][h][i] * (vi - at::matmul(ki, A[0][h])));
+      }
     EXPECT_TENSORS_CLOSE(state.A, A, 1e-12);
   }
+}
+
+TEST(AssocMemory, plain_delta_rule_stays_bounded_when_every_memory_token_writes_one_key) {
+  // Four tokens with the same unit key and β = 0.9, fifty segments: each token's step is a contraction
+  // along k, so the read stays within the values' range. Written at once against the previous A the
+  // component along k would be multiplied by 1 - 3.6 every segment.
+  at::Tensor k = unit_keys(at::tensor({1.0, 2.0, 0.0, 1.0}, f64()).view({1, 4}).expand({4, 4}).contiguous());
+  at::Tensor beta = at::full({1, 1, 4, 1}, 0.9, f64());
+  AssocMemoryState state = assoc_memory_zero_state(1, 1, 4, 3, at::kDouble, at::kCPU);
+  for (int segment = 0; segment < 50; ++segment)
+    state = assoc_write(state, k, at::rand({1, 1, 4, 3}, f64()), beta, 1e-5, true, /*use_denominator=*/false);
+  at::Tensor y = assoc_read(state, k.narrow(2, 0, 1), 1e-5, false);
+  EXPECT_LE(y.abs().max().item<double>(), 1.0);  // a convex mix of values in [0, 1)
 }
 
 TEST(AssocMemory, normalised_rule_reads_an_overlapping_second_key_minus_the_first_value) {

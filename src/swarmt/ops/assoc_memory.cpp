@@ -66,9 +66,20 @@ AssocMemoryState assoc_write(const AssocMemoryState& state, const at::Tensor& k_
   // All M tokens are written against the previous A and z.
   at::Tensor new_values = v;                                                         // v_i - vbar_i
   at::Tensor gamma = at::ones({batch, heads, tokens, 1}, k_features.options());      // γ_i
-  if (!state.empty && !use_denominator) {
-    new_values = v - at::matmul(k_features, state.A);                               // v_i - Aᵀk_i
-  } else if (!state.empty) {
+  if (!use_denominator) {
+    // One token after another, each against the A its predecessors left: A ← A + β_i k_i (v_i - Aᵀk_i)ᵀ.
+    // With unit keys and β_i ≤ 1 each step is a contraction along k_i; written all at once against the
+    // previous A, M tokens with one key would scale A's component along it by 1 - Σβ_i (down to 1 - M),
+    // which grows without bound over segments (a training run diverged at 8 segments).
+    at::Tensor A = state.A;
+    for (int64_t i = 0; i < tokens; ++i) {
+      at::Tensor k = k_features.narrow(2, i, 1);                                      // (B, H, 1, Dkey)
+      at::Tensor residual = v.narrow(2, i, 1) - at::matmul(k, A);                     // v_i - Aᵀk_i
+      A = A + at::matmul(k.transpose(-2, -1), beta.narrow(2, i, 1) * residual);
+    }
+    return {A, state.z, false};
+  }
+  if (!state.empty) {
     at::Tensor denominator = at::matmul(k_features, state.z.unsqueeze(-1)) + eps;    // zᵀk_i + eps (B, H, M, 1)
     new_values = v - at::matmul(k_features, state.A) / denominator;
     if (use_gamma_correction) {
@@ -78,7 +89,7 @@ AssocMemoryState assoc_write(const AssocMemoryState& state, const at::Tensor& k_
   }
   AssocMemoryState next;
   next.A = state.A + at::matmul(k_features.transpose(-2, -1), beta * new_values);    // Σ β_i k_i (v_i - vbar_i)ᵀ
-  next.z = use_denominator ? state.z + (gamma * k_features).sum(2) : state.z;       // Σ γ_i k_i
+  next.z = state.z + (gamma * k_features).sum(2);                                    // Σ γ_i k_i
   next.empty = false;
   return next;
 }

@@ -11,7 +11,9 @@
 // where k_i = φ(W_k m_i) are feature vectors (the caller applies DPFP and the optional L2 normalisation).
 //
 // Without the denominator (the reference code's use_denom=False) z is never written and the memory is the
-// plain delta rule:  y_j = Aᵀ φ(q_j),  vbar_i = Aᵀ k_i,  A += Σ_i β_i k_i (v_i - vbar_i)ᵀ.
+// plain delta rule, y_j = Aᵀ φ(q_j), with the memory tokens written one after another (as DeltaNet
+// writes tokens): for i = 1..M,  A ← A + β_i k_i (v_i - Aᵀk_i)ᵀ. (The reference writes all M against the
+// previous A; that is not a contraction: M tokens with one key scale A along it by 1 - Σβ_i.)
 // With unit keys and β = 1 a write then reads back exactly v_i at k_i, and disturbs an earlier key k' only
 // by (k'ᵀk_i)·(v_i - vbar_i). The normalised rule's vbar_i is a *weighted mean* of the stored values along
 // k_i, whatever the overlap, so a second key that overlaps the first by c reads back v_i - (1 - c)·vbar_i.
@@ -45,7 +47,7 @@ at::Tensor assoc_read(const AssocMemoryState& state, const at::Tensor& q_feature
 // k_features: (B, H, M, Dkey); v: (B, H, M, Dv); beta: (B, H, M, 1) (one per head) or (B, H, M, Dv)
 // (per channel). Returns the new state; differentiable wrt k, v, beta and the old state except through
 // γ, which is detached. use_gamma_correction = false gives γ = 1 (the paper's ablation);
-// use_denominator = false gives the plain delta rule (z stays zero, γ is unused).
+// use_denominator = false gives the plain, sequential delta rule (z stays zero, γ is unused).
 AssocMemoryState assoc_write(const AssocMemoryState& state, const at::Tensor& k_features, const at::Tensor& v,
                              const at::Tensor& beta, double eps = 1e-5, bool use_gamma_correction = true,
                              bool use_denominator = true);
