@@ -5,8 +5,7 @@
 //
 //   {"segment_size": 1024, "num_memory_tokens": 16, "d_mem": 64, "memory_layers": "all",
 //    "num_heads": 1, "dpfp_nu": 3, "gamma_correction": true, "use_denom": true, "normalize_features": true,
-//    "eps": 1e-5,
-//    "bptt_depth": 0, "checkpoint_segments": false, "memory_init_std": 0, "seed": 0}
+//    "eps": 1e-5, "bptt_depth": 0, "checkpoint_segments": false, "memory_init_std": 0, "seed": 0}
 //
 // memory_layers: "all", "alternate" (0, 2, 4, ...: the reference code's --alternate_layers),
 // "middle_upper:<fraction>" (round(fraction·L) consecutive layers, at least 1, centred in the upper

@@ -63,9 +63,6 @@ AssocMemoryState assoc_write(const AssocMemoryState& state, const at::Tensor& k_
                      what, ": beta has shape ", beta.sizes(), ", expected (", batch, ", ", heads, ", ", tokens,
                      ", 1 or ", value_dim, ")");
 
-  // All M tokens are written against the previous A and z.
-  at::Tensor new_values = v;                                                         // v_i - vbar_i
-  at::Tensor gamma = at::ones({batch, heads, tokens, 1}, k_features.options());      // γ_i
   if (!use_denominator) {
     // One token after another, each against the A its predecessors left: A ← A + β_i k_i (v_i - Aᵀk_i)ᵀ.
     // With unit keys and β_i ≤ 1 each step is a contraction along k_i; written all at once against the
@@ -79,6 +76,9 @@ AssocMemoryState assoc_write(const AssocMemoryState& state, const at::Tensor& k_
     }
     return {A, state.z, false};
   }
+  // Normalised rule: all M tokens are written against the previous A and z.
+  at::Tensor new_values = v;                                                         // v_i - vbar_i
+  at::Tensor gamma = at::ones({batch, heads, tokens, 1}, k_features.options());      // γ_i
   if (!state.empty) {
     at::Tensor denominator = at::matmul(k_features, state.z.unsqueeze(-1)) + eps;    // zᵀk_i + eps (B, H, M, 1)
     new_values = v - at::matmul(k_features, state.A) / denominator;
