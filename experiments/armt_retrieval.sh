@@ -22,14 +22,23 @@
 #   rewrites     five facts stated in three rounds, the answer the latest value, asked 8T ... 64T later
 # every cell with its 95% Wilson interval.
 #
-# Usage: experiments/armt_retrieval.sh [--quick] [BUILD_DIR]
+# Usage: experiments/armt_retrieval.sh [--quick] [--second-seed] [BUILD_DIR]
 #   full: about 50 minutes on 2 cores, 200 questions per cell; --quick: about 10 minutes, 40 per cell.
+#   --second-seed: also ARMT with another seed (memory initialisation and data order) and its five-fact
+#   probes, the headline rows twice (about 40 minutes more in full mode).
 #   Work files go to BUILD_DIR/experiments/armt_retrieval[_quick]/, results (results.json, README.md, SVG
 #   plots) to docs/results/armt_retrieval[_quick]/. Stages already in the work directory are reused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MODE=full
-if [ "${1:-}" = --quick ]; then MODE=quick; shift; fi
+MODE=full SEEDS=1
+while [ $# -gt 0 ]; do
+  case $1 in
+    --quick) MODE=quick; shift ;;
+    --second-seed) SEEDS=2; shift ;;
+    -*) echo "armt_retrieval: unknown option '$1' (options: --quick, --second-seed)" >&2; exit 2 ;;
+    *) break ;;
+  esac
+done
 BUILD=${1:-build}
 S=$BUILD/swarmt
 [ -x "$S" ] || { echo "armt_retrieval: $S not found; run 'make build' first" >&2; exit 2; }
@@ -49,6 +58,10 @@ stages=$(python3 experiments/armt_retrieval_configs.py $MODE "$WORK")
 timed "$WORK/base" "$S" train --config "$WORK/base_train.json" --out "$WORK/base" --nproc-per-node "$NPROC"
 timed "$WORK/base_recall" "$S" train --config "$WORK/base_recall_train.json" --out "$WORK/base_recall" --nproc-per-node "$NPROC"
 timed "$WORK/armt" "$S" armt train --base "$WORK/base" --config "$WORK/armt_train.json" --out "$WORK/armt" --nproc-per-node "$NPROC"
+if [ $SEEDS = 2 ]; then
+  timed "$WORK/armt_seed2" "$S" armt train --base "$WORK/base" --config "$WORK/armt_seed2_train.json" \
+    --out "$WORK/armt_seed2" --nproc-per-node "$NPROC"
+fi
 last=
 for stage in $stages; do
   timed "$WORK/$stage" "$S" train --config "$WORK/$stage.json" --out "$WORK/$stage" --nproc-per-node "$NPROC"
@@ -73,6 +86,10 @@ for model in armt full; do
   probe rewrites $model "$WORK/$model" $((8 * T)) $five --pairs 5 --gap $((T - 2)) --rewrites 2
 done
 probe one_fact armt "$WORK/armt" $((16 * T)),$((32 * T)) $SAMPLES --pairs 1
+if [ $SEEDS = 2 ]; then  # the headline rows again, from the second seed
+  probe five_facts armt_seed2 "$WORK/armt_seed2" $((5 * T)),$((8 * T)) $five --pairs 5 --gap $((T - 2))
+  probe five_facts armt_seed2 "$WORK/armt_seed2" $((16 * T)),$((32 * T)),$((64 * T)) $five --pairs 5 --gap $((T - 2))
+fi
 probe five_facts armt "$WORK/armt" $((16 * T)),$((32 * T)),$((64 * T)) $five --pairs 5 --gap $((T - 2))
 probe rewrites armt "$WORK/armt" $((16 * T)),$((32 * T)),$((64 * T)) $five --pairs 5 --gap $((T - 2)) --rewrites 2
 # Full attention past its training length (8T), as trained and with linear RoPE scaling that maps the probe's

@@ -27,6 +27,8 @@ The recipe (full mode; quick mode cuts every budget so that the study fits in 10
                      to keep the latest value instead: docs/results/README.md);
                  s4  4 segments, two or three facts anywhere, each asked 16-44 tokens after it;
                  s8  8 segments, three to five facts (four or five in 75% of the examples), 16-110 tokens;
+  armt_seed2   the same ARMT recipe with another seed for the memory's initialisation and the data order
+               (trained with `--second-seed`);
   full_<n>     the fair baseline: base with full attention trained on the same task configs (the same
                distribution of sequences), steps, batch, learning rate and schedule, one `swarmt train`
                per ARMT phase, each at that phase's length n T (in distribution up to 8T).
@@ -91,10 +93,12 @@ def configs(work, b):
         out[name + ".json"] = {"init_from": previous, "sequence_length": segments * T,
                                "data": {"train": recall(task)}, "training": training(steps, LR, 1)}
         previous = f"{work}/{name}"
-    out["armt_train.json"] = {
-        "armt": ARMT, "freeze_base": False, "output": "merged", "phases": phases,
-        "training": {"batch_size": BATCH, "optimizer": {"lr": LR, "weight_decay": WEIGHT_DECAY}, "clip_grad_norm": 1.0,
-                     "log_every": 20, "eval_batches": 2, "checkpoint_every": 500, "seed": 1}}
+    for name, seed in (("armt_train.json", 1), ("armt_seed2_train.json", 2)):
+        out[name] = {
+            "armt": dict(ARMT, seed=seed), "freeze_base": False, "output": "merged", "phases": phases,
+            "training": {"batch_size": BATCH, "optimizer": {"lr": LR, "weight_decay": WEIGHT_DECAY},
+                         "clip_grad_norm": 1.0, "log_every": 20, "eval_batches": 2, "checkpoint_every": 500,
+                         "seed": seed}}
     return out
 
 

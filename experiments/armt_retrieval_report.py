@@ -18,11 +18,12 @@ SETS = {  # probe set -> what a reader sees
     "five_facts": "five facts, each asked among 4 others (20% for picking one of the five stated values)",
     "rewrites": "five facts rewritten twice, the answer the latest value",
 }
-MODELS = ["armt", "full", "full_rope", "base", "base_recall"]
-LABELS = {"armt": "ARMT (memory in all layers)", "full": "full attention, trained on the same data",
+MODELS = ["armt", "armt_seed2", "full", "full_rope", "base", "base_recall"]
+LABELS = {"armt": "ARMT (memory in all layers)", "armt_seed2": "ARMT, second seed (initialisation and data order)",
+          "full": "full attention, trained on the same data",
           "full_rope": "full attention + linear RoPE scaling", "base": "base (the language model ARMT wraps)",
           "base_recall": "base fine-tuned on in-context recall"}
-STAGES = ["base", "base_recall", "armt", "full_2", "full_4", "full_8"]
+STAGES = ["base", "base_recall", "armt", "armt_seed2", "full_2", "full_4", "full_8"]
 
 
 def collect_cells(work):
@@ -79,10 +80,15 @@ def comparisons(cells, T):
             a = get("armt", set_name, n * T)
             rivals = [get(m, set_name, n * T) for m in ("full", "full_rope")]
             if a:
-                out[f"{set_name}_{n}T"] = {"armt": a["mean"], "armt_ci95": a["ci95"],
-                                           "full": rivals[0] and rivals[0]["mean"],
-                                           "full_rope": rivals[1] and rivals[1]["mean"],
-                                           "above_both_baselines_with_disjoint_intervals": disjoint_above(a, rivals)}
+                row = {"armt": a["mean"], "armt_ci95": a["ci95"], "full": rivals[0] and rivals[0]["mean"],
+                       "full_rope": rivals[1] and rivals[1]["mean"],
+                       "above_both_baselines_with_disjoint_intervals": disjoint_above(a, rivals)}
+                second = get("armt_seed2", set_name, n * T)
+                if second:
+                    row.update({"armt_seed2": second["mean"], "armt_seed2_ci95": second["ci95"],
+                                "armt_seed2_above_both_baselines_with_disjoint_intervals":
+                                    disjoint_above(second, rivals)})
+                out[f"{set_name}_{n}T"] = row
     a, base, recall = (get(m, "in_context", 4) for m in ("armt", "base", "base_recall"))
     if a and (base or recall):
         out["in_context"] = {"armt": a["mean"], "base": base and base["mean"], "base_recall": recall and recall["mean"],
@@ -137,10 +143,11 @@ def main():
         md += [""] + markdown_table(["model", "distance"] + [f"fact {i + 1}" for i in range(5)], rows)
     md += ["", "## The acceptance questions", ""]
     rows = [[k, fmt(v.get("armt")), fmt(v.get("full")), fmt(v.get("full_rope")),
-             v.get("above_both_baselines_with_disjoint_intervals", "-")]
+             v.get("above_both_baselines_with_disjoint_intervals", "-"), fmt(v.get("armt_seed2")),
+             v.get("armt_seed2_above_both_baselines_with_disjoint_intervals", "-")]
             for k, v in results["comparisons"].items() if k != "in_context"]
     md += markdown_table(["cell", "ARMT", "full attention", "full + RoPE scaling",
-                          "ARMT above both, intervals disjoint"], rows)
+                          "ARMT above both, intervals disjoint", "ARMT, second seed", "second seed above both"], rows)
     inside = results["comparisons"].get("in_context")
     if inside:
         md += ["", f"Inside the first segment (two facts): ARMT {fmt(inside['armt'])}%, the base it wraps "

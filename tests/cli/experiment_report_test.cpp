@@ -164,6 +164,7 @@ struct ArmtExperimentReport : ::testing::Test {
     probe("in_context", "armt", "armt", "4", "--pairs 2");
     probe("in_context", "base_recall", "base_answer", "4", "--pairs 2");
     probe("five_facts", "armt", "armt", "320", "--pairs 5 --gap 62");
+    probe("five_facts", "armt_seed2", "armt_mid", "320", "--pairs 5 --gap 62");
     probe("rewrites", "full", "base_answer", "320", "--pairs 5 --gap 62 --rewrites 2");
     run("-q armt cost --model " + work + "/armt --segments 1,2 --json " + work + "/cost.json");
     for (const char* name : {"armt", "armt_mid"})
@@ -223,8 +224,9 @@ TEST_F(ArmtExperimentReport, context_report_carries_scores_intervals_and_cost_in
 
 TEST_F(ArmtExperimentReport, retrieval_report_merges_every_probe_of_a_model_with_its_intervals_and_orders) {
   const fs::path script = fs::path(SWARMT_TEST_DATA_DIR).parent_path().parent_path() / "experiments" / "armt_retrieval_report.py";
+  // T = 20 makes the five-fact probes' distance 320 the 16T cell of the acceptance comparisons.
   auto r = testing::run_shell("python3 " + script.string() + " " + work + " " + out_dir.path() +
-                              " --mode quick --segment 64 --seconds 5 --swarmt " + SWARMT_BINARY);
+                              " --mode quick --segment 20 --seconds 5 --swarmt " + SWARMT_BINARY);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const Json results = read_json(out_dir.path() + "/results.json");
   const auto expect_cells = [&](const std::string& set, const std::string& name, const std::string& tag) {
@@ -255,6 +257,16 @@ TEST_F(ArmtExperimentReport, retrieval_report_merges_every_probe_of_a_model_with
   double sum = 0;
   for (const auto& x : order) sum += x.get<double>();
   EXPECT_NEAR(sum / 5, results.at("cells").at("armt").at("five_facts").at("320").at("mean").get<double>(), 0.1);
+  // The second seed's headline cell sits beside the first in the acceptance comparison, with its interval.
+  expect_cells("five_facts", "armt_seed2", "d320");
+  const Json& headline = results.at("comparisons").at("five_facts_16T");
+  EXPECT_DOUBLE_EQ(headline.at("armt").get<double>(),
+                   results.at("cells").at("armt").at("five_facts").at("320").at("mean").get<double>());
+  EXPECT_DOUBLE_EQ(headline.at("armt_seed2").get<double>(),
+                   results.at("cells").at("armt_seed2").at("five_facts").at("320").at("mean").get<double>());
+  EXPECT_EQ(headline.at("armt_seed2_ci95"), results.at("cells").at("armt_seed2").at("five_facts").at("320").at("ci95"));
+  EXPECT_FALSE(headline.at("armt_seed2_above_both_baselines_with_disjoint_intervals").get<bool>())
+      << "no baseline was probed at 16T, so nothing is above it";
   EXPECT_TRUE(fs::exists(out_dir.path() + "/one_fact.svg"));
   EXPECT_EQ(results.at("training").at("armt").at("steps"), 1);
 }
