@@ -23,9 +23,11 @@
 # every cell with its 95% Wilson interval.
 #
 # Usage: experiments/armt_retrieval.sh [--quick] [--second-seed] [BUILD_DIR]
-#   full: about 50 minutes on 2 cores, 200 questions per cell; --quick: about 10 minutes, 40 per cell.
+#   full: about 50 minutes on 2 cores, 200 questions per cell; --quick: about 10 minutes, 40 per cell
+#   (measured on the 2-core machine of the committed run; on a 2-core machine 2.5 times slower, ARMT's
+#   8-segment phase alone took 95 minutes: docs/results/README.md).
 #   --second-seed: also ARMT with another seed (memory initialisation and data order) and its five-fact
-#   probes, the headline rows twice (about 40 minutes more in full mode).
+#   probes, the headline rows twice (ARMT's training time again, 44 minutes in the committed run).
 #   Work files go to BUILD_DIR/experiments/armt_retrieval[_quick]/, results (results.json, README.md, SVG
 #   plots) to docs/results/armt_retrieval[_quick]/. Stages already in the work directory are reused.
 set -euo pipefail
