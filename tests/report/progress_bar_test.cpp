@@ -32,6 +32,21 @@ TEST(ProgressBar, line_shows_step_bar_fields_rate_and_eta) {
   EXPECT_EQ(bar.render_line(), "train  50/100 [=====>    ]  50% | loss 2.5 | lr 3.0e-04 | 5 it/s | ETA 00:10");
 }
 
+// A training resumed at step 4000 of 7000 that has done 20 steps in 10 s runs at 2 steps/s, with 2980 steps
+// (24:50) to go; counting the 4000 earlier steps gave "402 step/s | ETA 00:07".
+TEST(ProgressBar, resumed_run_rates_and_eta_count_only_its_own_steps) {
+  Harness h;
+  ProgressBarOptions o = h.options(false);
+  o.unit = "step";
+  o.initial = 4000;
+  o.bar_width = 4;
+  ProgressBar bar(7000, "train", o);
+  EXPECT_EQ(bar.done(), 4000);
+  h.now = 10;
+  bar.update(4020);
+  EXPECT_EQ(bar.render_line(), "train  4020/7000 [==> ]  57% | 2 step/s | ETA 24:50");
+}
+
 TEST(ProgressBar, unknown_total_shows_count_rate_and_elapsed_time) {
   Harness h;
   ProgressBarOptions o = h.options(false);

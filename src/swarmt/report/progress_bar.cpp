@@ -42,6 +42,7 @@ ProgressBar::ProgressBar(int64_t total, std::string label, ProgressBarOptions op
     : total_(total), label_(std::move(label)), options_(std::move(options)) {
   if (!options_.out) options_.out = &std::cerr;
   interactive_ = options_.interactive.has_value() ? *options_.interactive : (isatty(STDERR_FILENO) == 1);
+  done_ = options_.initial;
   start_s_ = now();
 }
 
@@ -77,7 +78,7 @@ std::string ProgressBar::render_line() const {
   for (const auto& [name, value] : fields_) line += " | " + name + " " + value;
 
   double elapsed = now() - start_s_;
-  double rate = elapsed > 0 ? static_cast<double>(done_) / elapsed : 0.0;
+  double rate = elapsed > 0 ? static_cast<double>(std::max<int64_t>(done_ - options_.initial, 0)) / elapsed : 0.0;
   line += " | " + format_progress_value(rate) + " " + options_.unit + "/s";
   if (total_ > 0) {
     if (finished_ || done_ >= total_) {

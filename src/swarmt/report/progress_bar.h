@@ -35,6 +35,8 @@ struct ProgressBarOptions {
   double plain_interval_s = 10.0;       // not a terminal: minimum time between printed lines
   int bar_width = 24;                   // cells of the [====>   ] bar
   std::string unit = "it";              // rate unit: "12.5 it/s"
+  int64_t initial = 0;                  // units done before this run (a resumed training's first step), as
+                                        // tqdm's `initial`: shown in the count, left out of the rate and ETA
   std::function<double()> clock;        // seconds on a monotonic clock; default std::chrono::steady_clock
 };
 

@@ -230,6 +230,7 @@ TrainResult Trainer::run(const RunStart& start) {
   ProgressBarOptions bar_options;
   bar_options.quiet = quiet_ || !writer;
   bar_options.unit = "step";
+  bar_options.initial = start_step;
   ProgressBar bar(options_.max_steps, "train", bar_options);
 
   const int64_t rank_rows = options_.batch_size / world, micro_rows = rank_rows / options_.grad_accum;
