@@ -5,16 +5,19 @@
 #      cuda vs cpu, full-sequence and streaming, must agree to fp32 tolerance;
 #   3. a short SWAX training and a short ARMT training on the GPU, printing tokens/s (and the CPU's, from
 #      the same binary, for the ratio).
-# Usage: scripts/gpu_check.sh [BUILD_DIR]     (needs cmake, ninja or make, a C++17 compiler, python3+torch)
+# Usage: scripts/gpu_check.sh [BUILD_DIR [CMAKE_ARGS...]]   (needs cmake, ninja or make, a C++17 compiler,
+#        python3+torch). CMAKE_ARGS go to the configure step after the script's own, e.g.
+#        -DSWARMT_DISTRIBUTED=OFF, or -DCMAKE_PREFIX_PATH="<torch prefix>;<prefix of the other dependencies>".
 set -euo pipefail
 BUILD=${1:-build-cuda}
+shift $(( $# > 0 ? 1 : 0 ))
 WORK=$BUILD/gpu_check
 PREFIX=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
 python3 -c 'import torch; assert torch.cuda.is_available(), "torch sees no CUDA device"; print("GPU:", torch.cuda.get_device_name(0), "| torch", torch.__version__)'
 GEN=()
 command -v ninja > /dev/null && GEN=(-G Ninja)
 cmake -S . -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DSWARMT_CUDA=ON -DCMAKE_PREFIX_PATH="$PREFIX" \
-  -DSWARMT_BUILD_TESTS=OFF -DSWARMT_UNITY_BUILD=ON > /dev/null
+  -DSWARMT_BUILD_TESTS=OFF -DSWARMT_UNITY_BUILD=ON "$@" > /dev/null
 cmake --build "$BUILD" --target swarmt -j "$(nproc)"
 S=$BUILD/swarmt
 mkdir -p "$WORK"
