@@ -22,29 +22,36 @@
 #   rewrites     five facts stated in three rounds, the answer the latest value, asked 8T ... 64T later
 # every cell with its 95% Wilson interval.
 #
-# Usage: experiments/armt_retrieval.sh [--quick] [--second-seed] [BUILD_DIR]
-#   full: about 50 minutes on 2 cores, 200 questions per cell; --quick: about 10 minutes, 40 per cell
-#   (measured on the 2-core machine of the committed run; on a 2-core machine 2.5 times slower, ARMT's
-#   8-segment phase alone took 95 minutes: docs/results/README.md).
+# Usage: experiments/armt_retrieval.sh [--quick] [--second-seed] [--device DEV] [BUILD_DIR]
+#   full: about 50 minutes on a fast 2-core machine, 200 questions per cell (an earlier run of this recipe
+#   with each key asked once; on a 2-core machine 2.5 times slower ARMT's 8-segment phase alone takes
+#   about 95 minutes, and the probes 7 minutes: docs/results/README.md); --quick: about 10 minutes, 40
+#   per cell.
 #   --second-seed: also ARMT with another seed (memory initialisation and data order) and its five-fact
-#   probes, the headline rows twice (ARMT's training time again, 44 minutes in the committed run).
+#   probes, the headline rows twice (ARMT's training time again, 44 minutes on the fast machine).
+#   --device cuda: every training and probe on that device (a CUDA build, docs/scaling.md), one process;
+#   on one H200, ARMT trained at about 1.6e4 tokens/s, 6 to 7 times the 2-core rate (docs/scaling.md).
 #   Work files go to BUILD_DIR/experiments/armt_retrieval[_quick]/, results (results.json, README.md, SVG
 #   plots) to docs/results/armt_retrieval[_quick]/. Stages already in the work directory are reused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MODE=full SEEDS=1
+MODE=full SEEDS=1 DEVICE=cpu
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) MODE=quick; shift ;;
     --second-seed) SEEDS=2; shift ;;
-    -*) echo "armt_retrieval: unknown option '$1' (options: --quick, --second-seed)" >&2; exit 2 ;;
+    --device) [ $# -ge 2 ] || { echo "armt_retrieval: --device needs a value (cpu, cuda, cuda:N)" >&2; exit 2; }
+              DEVICE=$2; shift 2 ;;
+    -*) echo "armt_retrieval: unknown option '$1' (options: --quick, --second-seed, --device DEV)" >&2; exit 2 ;;
     *) break ;;
   esac
 done
 BUILD=${1:-build}
 S=$BUILD/swarmt
 [ -x "$S" ] || { echo "armt_retrieval: $S not found; run 'make build' first" >&2; exit 2; }
-NPROC=${NPROC:-2}
+if [ "$DEVICE" = cpu ]; then NPROC=${NPROC:-2}; else NPROC=1; fi
+ON=(--device "$DEVICE")            # probes
+RUN=(--nproc-per-node "$NPROC" "${ON[@]}")  # trainings
 T=16
 IDS="--keys 97:105 --values 65:73 --filler 128:256"
 if [ $MODE = quick ]; then WORK=$BUILD/experiments/armt_retrieval_quick SAMPLES=40 SUFFIX=_quick
@@ -57,16 +64,16 @@ EXPERIMENT=armt_retrieval
 source experiments/lib.sh
 
 stages=$(python3 experiments/armt_retrieval_configs.py $MODE "$WORK")
-timed "$WORK/base" "$S" train --config "$WORK/base_train.json" --out "$WORK/base" --nproc-per-node "$NPROC"
-timed "$WORK/base_recall" "$S" train --config "$WORK/base_recall_train.json" --out "$WORK/base_recall" --nproc-per-node "$NPROC"
-timed "$WORK/armt" "$S" armt train --base "$WORK/base" --config "$WORK/armt_train.json" --out "$WORK/armt" --nproc-per-node "$NPROC"
+timed "$WORK/base" "$S" train --config "$WORK/base_train.json" --out "$WORK/base" "${RUN[@]}"
+timed "$WORK/base_recall" "$S" train --config "$WORK/base_recall_train.json" --out "$WORK/base_recall" "${RUN[@]}"
+timed "$WORK/armt" "$S" armt train --base "$WORK/base" --config "$WORK/armt_train.json" --out "$WORK/armt" "${RUN[@]}"
 if [ $SEEDS = 2 ]; then
   timed "$WORK/armt_seed2" "$S" armt train --base "$WORK/base" --config "$WORK/armt_seed2_train.json" \
-    --out "$WORK/armt_seed2" --nproc-per-node "$NPROC"
+    --out "$WORK/armt_seed2" "${RUN[@]}"
 fi
 last=
 for stage in $stages; do
-  timed "$WORK/$stage" "$S" train --config "$WORK/$stage.json" --out "$WORK/$stage" --nproc-per-node "$NPROC"
+  timed "$WORK/$stage" "$S" train --config "$WORK/$stage.json" --out "$WORK/$stage" "${RUN[@]}"
   last=$stage
 done
 [ -e "$WORK/full" ] || ln -s "$last" "$WORK/full"
@@ -75,7 +82,8 @@ probe() {  # set name model distances samples [eval recall options...]: one repo
   local set=$1 name=$2 model=$3 distances=$4 samples=$5; shift 5
   local out=$WORK/eval/$set/$name/d${distances//,/_}
   [ -f "$out/summary.json" ] ||
-    "$S" -q eval recall --model "$model" --distances "$distances" --samples "$samples" --out "$out" $IDS "$@" > /dev/null
+    "$S" -q eval recall --model "$model" --distances "$distances" --samples "$samples" --out "$out" $IDS "${ON[@]}" \
+      "$@" > /dev/null
 }
 
 five=$(( SAMPLES / 5 ))

@@ -25,8 +25,10 @@ The recipe (full mode; quick mode cuts every budget so that the study fits in 10
                      memory must bind each key to its value in one write (the stage where binding appears;
                      a curriculum that starts from one fact, or writes facts one segment at a time, learned
                      to keep the latest value instead: docs/results/README.md);
-                 s4  4 segments, two or three facts anywhere, each asked 16-44 tokens after it;
-                 s8  8 segments, three to five facts (four or five in 75% of the examples), 16-110 tokens;
+                 s4  4 segments, two or three facts anywhere, each asked three times, 16-44 tokens after it;
+                 s8  8 segments, three to five facts (four or five in 75% of the examples), each asked three
+                     times, 16-110 tokens after it (asking once gave four or five answers to learn from per
+                     example, and the model learned to keep the latest fact: docs/results/README.md);
   armt_seed2   the same ARMT recipe with another seed for the memory's initialisation and the data order
                (trained with `--second-seed`);
   full_<n>     the fair baseline: base with full attention trained on the same task configs (the same
@@ -41,8 +43,8 @@ T = 16
 IDS = {"keys": [97, 105], "values": [65, 73], "filler": [128, 256]}
 PHASES = [  # ARMT phase = one full-attention stage: segments, recall task
     (2, {"pairs": [[0, 2]], "distances": [[1, 16, 28]]}),
-    (4, {"pairs": [[0, 2], [0.4, 3]], "distances": [[1, 16, 44]]}),
-    (8, {"pairs": [[0, 3], [0.25, 4], [0.5, 5]], "distances": [[1, 16, 110]]}),
+    (4, {"pairs": [[0, 2], [0.4, 3]], "queries_per_pair": 3, "distances": [[1, 16, 44]]}),
+    (8, {"pairs": [[0, 3], [0.25, 4], [0.5, 5]], "queries_per_pair": 3, "distances": [[1, 16, 110]]}),
 ]
 BUDGETS = {  # mode -> steps
     "full": {"base": 400, "base_recall": 1500, "phase": [2000, 2000, 3000]},
