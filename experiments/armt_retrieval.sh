@@ -30,7 +30,8 @@
 #   --second-seed: also ARMT with another seed (memory initialisation and data order) and its five-fact
 #   probes, the headline rows twice (ARMT's training time again, 44 minutes on the fast machine).
 #   --device cuda: every training and probe on that device (a CUDA build, docs/scaling.md), one process;
-#   on one H200, ARMT trained at about 1.6e4 tokens/s, 6 to 7 times the 2-core rate (docs/scaling.md).
+#   on one H200, ARMT trained at about 1.6e4 tokens/s against 2.2e3-2.7e3 on the 2 cores of the same
+#   study (the two runs' logs, not a same-run benchmark; docs/scaling.md).
 #   Work files go to BUILD_DIR/experiments/armt_retrieval[_quick]/, results (results.json, README.md, SVG
 #   plots) to docs/results/armt_retrieval[_quick]/. Stages already in the work directory are reused.
 set -euo pipefail
