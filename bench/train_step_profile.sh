@@ -108,15 +108,16 @@ RULES = [
     ("memory", r"malloc|_int_free|\bfree\b|cfree|memmove|memcpy|memset|page_fault|clear_page|do_anonymous_page|"
                r"mmap|munmap|memcg|lru_|folio|handle_mm_fault|zap_|alloc_pages|get_page"),
     ("dense GEMMs (BLAS)", r"openblas|libblas|mkl_|sgemm_|dgemm_"),
-    ("small GEMMs", r"gemm_avx512|gemm_portable|gemm_small|transpose_8x8|transpose_avx512|transpose_small|"
-                    r"ops::\(anonymous namespace\)::tile(_of_width)?<|row_strip<|rows_times|transposed_times"),
+    ("small GEMMs", r"gemm_avx512|gemm_avx2|gemm_portable|gemm_small|transpose_8x8|transpose_avx|transpose_small|"
+                    r"ops::\(anonymous namespace\)::tile(_avx2)?(_of_width)?<|row_strip(_avx2)?<|rows_times|"
+                    r"transposed_times"),
     ("recurrent kernels", r"mlstm_forward_cpu|mlstm_backward_cpu|gated_delta_forward_cpu|gated_delta_backward_cpu|"
                           r"ChunkWork|solve_lower|invert_diagonal"),
-    ("attention kernels", r"band_forward_cpu|band_backward_cpu|BlockProducts|avx512_max|exp_shifted|"
+    ("attention kernels", r"band_forward_cpu|band_backward_cpu|BlockProducts|avx512_max|avx2_max|exp_shifted|"
                           r"max_of|cap_and_mask"),
     ("fused elementwise", r"GatedProductFunction|RmsNormFunction|ShortConvSiluFunction|RopeFunction|rotate_row|"
                           r"activate_row|forward_row|backward_row|conv_forward|conv_backward|silu_row|"
-                          r"silu_backward_row|update_range|AdamW|clip_grad_norm|squared_sum|avx512_exp"),
+                          r"silu_backward_row|update_range|AdamW|clip_grad_norm|squared_sum|avx512_exp|avx2_exp"),
     ("ATen ops", r"libtorch|libc10|libsleef|at::|c10::"),
 ]
 ORDER = [r[0] for r in RULES] + ["other"]

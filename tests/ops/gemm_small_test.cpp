@@ -1,7 +1,8 @@
 // gemm_small: C = alpha · A · B + beta · C on raw row-major buffers, on every kernel level, against a
-// plain fp64 sum: every row-tile remainder (1–8 rows and more), column counts around the 16-, 32- and
-// 48-wide tiles and their splits (64 = 32 + 32, 49 and 145 end in 32 + 17), A read transposed through its
-// strides, k = 0, and beta 0 (C not read), 1 and other values.
+// plain fp64 sum: every row-tile remainder (1–8 rows and more: AVX-512 tiles hold 8 rows, AVX2 tiles 4),
+// column counts around the AVX-512 16-, 32- and 48-wide tiles and their splits (64 = 32 + 32, 49 and 145
+// end in 32 + 17) and the AVX2 8-, 16- and 24-wide ones (25 and 56 end in 16 + 9 and 16 + 16, masked
+// and full), A read transposed through its strides, k = 0, and beta 0 (C not read), 1 and other values.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -57,8 +58,8 @@ void check(const Problem& p) {
 
 TEST(GemmSmall, equals_a_plain_sum_on_every_kernel_level_and_shape) {
   for_each_kernel_level([] {
-    for (int64_t m : {1, 3, 7, 8, 9, 16, 17})
-      for (int64_t n : {1, 15, 16, 17, 31, 32, 33, 47, 48, 49, 64, 70, 96, 100, 136, 145})
+    for (int64_t m : {1, 2, 3, 4, 5, 7, 8, 9, 16, 17})
+      for (int64_t n : {1, 7, 8, 9, 15, 16, 17, 23, 24, 25, 31, 32, 33, 40, 47, 48, 49, 56, 64, 70, 96, 100, 136, 145})
         for (int64_t k : {0, 1, 5, 64})
           for (bool transpose_a : {false, true})
             check({m, n, k, transpose_a, 0.5f, 0.0f});

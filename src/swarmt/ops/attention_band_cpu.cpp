@@ -6,7 +6,7 @@
 //   backward  S = scale·Q Kᵀ, dP = dO Vᵀ;  row by row: P = exp(s − lse), Δ = dO·O,
 //             dS = P ⊙ (dP − Δ) ⊙ (1 − tanh²) (the last factor with soft-capping only);
 //             dQ = scale·dS K, dK += scale·dSᵀ Q, dV += Pᵀ dO
-// The products are gemm_small calls (fp32 with AVX-512) or BLAS. Invisible pairs get P = dS = 0, so a
+// The products are gemm_small calls (fp32 with AVX2 or AVX-512) or BLAS. Invisible pairs get P = dS = 0, so a
 // product may run over more of the band than a row sees.
 #include "swarmt/ops/attention_band_cpu.h"
 
@@ -20,7 +20,7 @@
 #include "swarmt/ops/block_gemm.h"
 #include "swarmt/ops/block_loops.h"
 #include "swarmt/ops/gemm_small.h"
-#include "swarmt/ops/matvec.h"
+#include "swarmt/ops/vector_exp.h"
 
 namespace swarmt::ops::detail {
 namespace {
@@ -112,7 +112,7 @@ int64_t max_band(const BandProblem<T>& p) {
   return p.window > 0 ? std::min(n_keys, p.block_size + p.window - 1) : n_keys;
 }
 
-// The GEMMs of one block. fp32 on AVX-512: gemm_small, with the keys (and values) transposed so that
+// The GEMMs of one block. fp32 with a vector gemm_small: gemm_small, with the keys (and values) transposed so that
 // every right-hand side is row-major; otherwise BLAS on the buffers as they are. The transposes cover a
 // chunk of kChunkKeys keys from the current band on, redone when a band leaves it (bands only move
 // forward): transposing a whole head at once put the rows a block reads N·4 bytes apart, and at N = 64k

@@ -16,6 +16,7 @@
 #include "swarmt/ops/attention.h"
 #include "swarmt/ops/attention_blocked.h"
 #include "swarmt/ops/matvec.h"
+#include "swarmt/ops/vector_exp.h"
 #include "swarmt/ops/hot_pool.h"
 
 namespace swarmt::ops {

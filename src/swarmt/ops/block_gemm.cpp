@@ -8,7 +8,7 @@
 #include "swarmt/core/error.h"
 #include "swarmt/ops/block_loops.h"
 #include "swarmt/ops/gemm_small.h"
-#include "swarmt/ops/matvec.h"
+#include "swarmt/ops/vector_exp.h"
 
 namespace swarmt::ops {
 namespace {

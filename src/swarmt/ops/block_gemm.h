@@ -1,6 +1,6 @@
 // Products of small row-major blocks for the CPU kernels that work block by block (attention bands,
 // chunkwise recurrences): gemm_small in fp32 where it is vectorised, the BLAS libtorch links otherwise
-// (fp64, or no AVX-512).
+// (fp64, or neither AVX2 nor AVX-512).
 #pragma once
 
 #include <atomic>
@@ -24,7 +24,7 @@ void block_gemm(int64_t m, int64_t n, int64_t k, double alpha, const double* a, 
 
 // Products with a triangular L × L factor, by row strips of 8 (gemm_small's row tile) where gemm_small
 // runs, so that each strip multiplies only the part of the triangle its rows reach: about half the
-// FLOPs of the full product. In fp64 and without AVX-512, one block_gemm of the whole block.
+// FLOPs of the full product. In fp64 and without a vector gemm_small, one block_gemm of the whole block.
 enum class Triangle {
   lower,  // nonzero at s <= r (diagonal included)
   upper,  // nonzero at s >= r

@@ -12,7 +12,7 @@
 // Only where that is the faster path: weights up to 1 MiB (larger ones are re-read from L3 or memory for
 // every strip), both dimensions at least 16 (narrower products run mostly masked lanes), at least 64
 // rows, an autograd graph to record, no autocast (which would run the product in bf16), gemm_small's
-// AVX-512 kernel. Results equal at::linear's to fp32 rounding (another order of the sums).
+// vector kernel (AVX2 or AVX-512). Results equal at::linear's to fp32 rounding (another order of the sums).
 #pragma once
 
 #include <ATen/ATen.h>

@@ -138,9 +138,132 @@ SWARMT_TARGET_AVX512 void gemm_avx512(int64_t m, int64_t n, int64_t k, float alp
     default: break;
   }
 }
+#undef SWARMT_TARGET_AVX512
+#define SWARMT_TARGET_AVX2 __attribute__((target("avx2,fma")))
+
+// ---- AVX2 + FMA (16 ymm registers): a tile of 4 rows × up to 24 columns, 12 accumulators (enough to
+// hide the FMA latency on two pipes), 3 loads of B and 4 broadcasts of A per step of k. A strip of 8 rows
+// (the callers' unit) is two tiles. AVX2's masked stores are slow on some cores, so only the last
+// register of a tile that ends inside a row of C is masked; full tiles load and store plainly.
+
+// The first `left` of 8 lanes as a load/store mask (all of them from 8 on, none at 0 or below).
+SWARMT_TARGET_AVX2 inline __m256i lanes8(int64_t left) {
+  alignas(32) static const int32_t kMask[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+  const int64_t n = std::clamp<int64_t>(left, 0, 8);
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kMask + 8 - n));
+}
+
+#define SWARMT_TILE4_ROWS(X) X(0) X(1) X(2) X(3)
+// kYmm registers per row (1..3); with kMasked, the last of them covers the lanes of `last` only.
+template <int kRows, int kYmm, bool kMasked>
+SWARMT_TARGET_AVX2 inline void tile_avx2(int64_t k, float alpha, const float* a, int64_t a_row, int64_t a_col,
+                                         const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
+                                         __m256i last) {
+  auto load_b = [&](const float* p, int y) SWARMT_TARGET_AVX2 {
+    return kMasked && y == kYmm - 1 ? _mm256_maskload_ps(p, last) : _mm256_loadu_ps(p);
+  };
+#define SWARMT_DECLARE(r) \
+  __m256 c##r##0 = _mm256_setzero_ps(), c##r##1 = _mm256_setzero_ps(), c##r##2 = _mm256_setzero_ps();
+  SWARMT_TILE4_ROWS(SWARMT_DECLARE)
+#undef SWARMT_DECLARE
+  for (int64_t p = 0; p < k; ++p) {
+    const float* b_p = b + p * ldb;
+    const __m256 b0 = load_b(b_p, 0);
+    const __m256 b1 = kYmm > 1 ? load_b(b_p + 8, 1) : _mm256_setzero_ps();
+    const __m256 b2 = kYmm > 2 ? load_b(b_p + 16, 2) : _mm256_setzero_ps();
+    const float* a_p = a + p * a_col;
+#define SWARMT_STEP(r)                                                 \
+  if constexpr (kRows > r) {                                           \
+    const __m256 x = _mm256_broadcast_ss(a_p + r * a_row);             \
+    c##r##0 = _mm256_fmadd_ps(x, b0, c##r##0);                         \
+    if constexpr (kYmm > 1) c##r##1 = _mm256_fmadd_ps(x, b1, c##r##1); \
+    if constexpr (kYmm > 2) c##r##2 = _mm256_fmadd_ps(x, b2, c##r##2); \
+  }
+    SWARMT_TILE4_ROWS(SWARMT_STEP)
+#undef SWARMT_STEP
+  }
+  const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+  auto store = [&](float* c_part, int y, __m256 acc) SWARMT_TARGET_AVX2 {
+    const bool masked = kMasked && y == kYmm - 1;
+    __m256 out = _mm256_mul_ps(acc, va);
+    if (beta != 0.0f)
+      out = _mm256_fmadd_ps(vb, masked ? _mm256_maskload_ps(c_part, last) : _mm256_loadu_ps(c_part), out);
+    if (masked)
+      _mm256_maskstore_ps(c_part, last, out);
+    else
+      _mm256_storeu_ps(c_part, out);
+  };
+#define SWARMT_STORE(r)                                          \
+  if constexpr (kRows > r) {                                     \
+    store(c + r * ldc, 0, c##r##0);                              \
+    if constexpr (kYmm > 1) store(c + r * ldc + 8, 1, c##r##1);  \
+    if constexpr (kYmm > 2) store(c + r * ldc + 16, 2, c##r##2); \
+  }
+  SWARMT_TILE4_ROWS(SWARMT_STORE)
+#undef SWARMT_STORE
+}
+#undef SWARMT_TILE4_ROWS
+
+// One tile of `width` (1..24) columns, as narrow as it can be.
+template <int kRows>
+SWARMT_TARGET_AVX2 inline void tile_avx2_of_width(int64_t width, int64_t k, float alpha, const float* a,
+                                                  int64_t a_row, int64_t a_col, const float* b, int64_t ldb,
+                                                  float beta, float* c, int64_t ldc) {
+  const int64_t ymm = (width + 7) / 8;
+  const bool masked = width % 8 != 0;
+  const __m256i last = lanes8(width - 8 * (ymm - 1));
+#define SWARMT_TILE(Y)                                                                       \
+  if (ymm == Y) {                                                                            \
+    if (masked)                                                                              \
+      tile_avx2<kRows, Y, true>(k, alpha, a, a_row, a_col, b, ldb, beta, c, ldc, last);      \
+    else                                                                                     \
+      tile_avx2<kRows, Y, false>(k, alpha, a, a_row, a_col, b, ldb, beta, c, ldc, last);     \
+    return;                                                                                  \
+  }
+  SWARMT_TILE(1) SWARMT_TILE(2) SWARMT_TILE(3)
+#undef SWARMT_TILE
+}
+
+// Columns in 24-wide tiles, then what is left in one tile; a last 1..8 after 24-wide tiles goes with the
+// previous 24 as 16 + (9..16), so that no tile of a wide product has only 4 accumulators.
+template <int kRows>
+SWARMT_TARGET_AVX2 void row_strip_avx2(int64_t n, int64_t k, float alpha, const float* a, int64_t a_row,
+                                       int64_t a_col, const float* b, int64_t ldb, float beta, float* c,
+                                       int64_t ldc) {
+  int64_t wide = n / 24, left = n % 24;
+  if (wide > 0 && left > 0 && left <= 8) {
+    --wide;
+    left += 24;
+  }
+  int64_t j = 0;
+  const __m256i all = lanes8(8);
+  for (; j < 24 * wide; j += 24)
+    tile_avx2<kRows, 3, false>(k, alpha, a, a_row, a_col, b + j, ldb, beta, c + j, ldc, all);
+  if (left > 24) {
+    tile_avx2<kRows, 2, false>(k, alpha, a, a_row, a_col, b + j, ldb, beta, c + j, ldc, all);
+    j += 16;
+    left -= 16;
+  }
+  if (left > 0) tile_avx2_of_width<kRows>(left, k, alpha, a, a_row, a_col, b + j, ldb, beta, c + j, ldc);
+}
+
+SWARMT_TARGET_AVX2 void gemm_avx2(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t a_row,
+                                  int64_t a_col, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  int64_t i = 0;
+  for (; i + 4 <= m; i += 4) row_strip_avx2<4>(n, k, alpha, a + i * a_row, a_row, a_col, b, ldb, beta, c + i * ldc, ldc);
+  const float* a_rest = a + i * a_row;
+  float* c_rest = c + i * ldc;
+  switch (m - i) {
+    case 3: row_strip_avx2<3>(n, k, alpha, a_rest, a_row, a_col, b, ldb, beta, c_rest, ldc); break;
+    case 2: row_strip_avx2<2>(n, k, alpha, a_rest, a_row, a_col, b, ldb, beta, c_rest, ldc); break;
+    case 1: row_strip_avx2<1>(n, k, alpha, a_rest, a_row, a_col, b, ldb, beta, c_rest, ldc); break;
+    default: break;
+  }
+}
+
 // dst (8 × 8, row stride ld_dst) = srcᵀ (8 × 8, row stride ld_src): unpack pairs of rows, shuffle pairs
-// of pairs, then swap 128-bit halves.
-SWARMT_TARGET_AVX512 inline void transpose_8x8(const float* src, int64_t ld_src, float* dst, int64_t ld_dst) {
+// of pairs, then swap 128-bit halves (AVX only, so both vector levels use it).
+SWARMT_TARGET_AVX2 inline void transpose_8x8(const float* src, int64_t ld_src, float* dst, int64_t ld_dst) {
   __m256 r[8], t[8];
   for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * ld_src);
   for (int i = 0; i < 8; i += 2) {
@@ -159,7 +282,7 @@ SWARMT_TARGET_AVX512 inline void transpose_8x8(const float* src, int64_t ld_src,
   }
 }
 
-SWARMT_TARGET_AVX512 void transpose_avx512(const float* src, int64_t rows, int64_t cols, int64_t ld_src, float* dst,
+SWARMT_TARGET_AVX2 void transpose_avx(const float* src, int64_t rows, int64_t cols, int64_t ld_src, float* dst,
                                            int64_t ld_dst) {
   const int64_t full_rows = rows - rows % 8, full_cols = cols - cols % 8;
   for (int64_t r = 0; r < full_rows; r += 8)
@@ -168,25 +291,26 @@ SWARMT_TARGET_AVX512 void transpose_avx512(const float* src, int64_t rows, int64
   for (int64_t r = 0; r < rows; ++r)  // the edges
     for (int64_t c = r < full_rows ? full_cols : 0; c < cols; ++c) dst[c * ld_dst + r] = src[r * ld_src + c];
 }
-#undef SWARMT_TARGET_AVX512
+#undef SWARMT_TARGET_AVX2
 #endif  // x86
 
 }  // namespace
 
 void transpose_small(const float* src, int64_t rows, int64_t cols, int64_t ld_src, float* dst, int64_t ld_dst) {
 #if defined(__x86_64__) || defined(__i386__)
-  if (gemm_small_is_vectorized()) return transpose_avx512(src, rows, cols, ld_src, dst, ld_dst);
+  if (gemm_small_is_vectorized()) return transpose_avx(src, rows, cols, ld_src, dst, ld_dst);
 #endif
   loops::transpose(src, rows, cols, ld_src, dst, ld_dst);
 }
 
-bool gemm_small_is_vectorized() { return matvec_has_avx512(); }
+bool gemm_small_is_vectorized() { return matvec_has_avx2(); }
 
 void gemm_small(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t a_row, int64_t a_col,
                 const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   if (m <= 0 || n <= 0) return;
 #if defined(__x86_64__) || defined(__i386__)
-  if (gemm_small_is_vectorized()) return gemm_avx512(m, n, k, alpha, a, a_row, a_col, b, ldb, beta, c, ldc);
+  if (matvec_has_avx512()) return gemm_avx512(m, n, k, alpha, a, a_row, a_col, b, ldb, beta, c, ldc);
+  if (gemm_small_is_vectorized()) return gemm_avx2(m, n, k, alpha, a, a_row, a_col, b, ldb, beta, c, ldc);
 #endif
   gemm_portable(m, n, k, alpha, a, a_row, a_col, b, ldb, beta, c, ldc);
 }

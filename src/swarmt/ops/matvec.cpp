@@ -379,65 +379,6 @@ SWARMT_TARGET_AVX512 void avx512_vecmat(const W* v, int64_t slots, int64_t d, co
   }
 }
 
-// e^x for 16 lanes: x = n ln2 + r with |r| <= ln2 / 2 (ln2 split in two for an exact product), e^r by
-// Cephes' degree-6 polynomial (within ~1 ulp in fp32), times 2^n by scalef. x = −inf gives 0.
-SWARMT_TARGET_AVX512 inline __m512 exp16(__m512 x) {
-  const __m512 clamped = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(88.7f)), _mm512_set1_ps(-104.0f));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(clamped, _mm512_set1_ps(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), clamped);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 poly = _mm512_set1_ps(1.9875691500e-4f);
-  poly = _mm512_fmadd_ps(poly, r, _mm512_set1_ps(1.3981999507e-3f));
-  poly = _mm512_fmadd_ps(poly, r, _mm512_set1_ps(8.3334519073e-3f));
-  poly = _mm512_fmadd_ps(poly, r, _mm512_set1_ps(4.1665795894e-2f));
-  poly = _mm512_fmadd_ps(poly, r, _mm512_set1_ps(1.6666665459e-1f));
-  poly = _mm512_fmadd_ps(poly, r, _mm512_set1_ps(5.0000001201e-1f));
-  const __m512 e = _mm512_add_ps(_mm512_fmadd_ps(poly, _mm512_mul_ps(r, r), r), _mm512_set1_ps(1.0f));
-  const __m512 result = _mm512_scalef_ps(e, n);
-  const __mmask16 below = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-104.0f), _CMP_LT_OQ);  // e^x < 2^-149: 0
-  return _mm512_mask_blend_ps(below, result, _mm512_setzero_ps());
-}
-
-SWARMT_TARGET_AVX512 void avx512_exp(float* x, int64_t n) {
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(x + i, exp16(_mm512_loadu_ps(x + i)));
-  if (i < n) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
-    _mm512_mask_storeu_ps(x + i, m, exp16(_mm512_maskz_loadu_ps(m, x + i)));
-  }
-}
-
-// x[i] = e^(x[i] − shift); returns Σ x[i] (the softmax row's normaliser, summed in fp32 lanes).
-SWARMT_TARGET_AVX512 float avx512_exp_shifted_sum(float* x, int64_t n, float shift) {
-  const __m512 vshift = _mm512_set1_ps(shift);
-  __m512 sum = _mm512_setzero_ps();
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), vshift));
-    _mm512_storeu_ps(x + i, e);
-    sum = _mm512_add_ps(sum, e);
-  }
-  if (i < n) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
-    const __m512 e = _mm512_maskz_mov_ps(m, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), vshift)));
-    _mm512_mask_storeu_ps(x + i, m, e);
-    sum = _mm512_add_ps(sum, e);
-  }
-  return _mm512_reduce_add_ps(sum);
-}
-
-SWARMT_TARGET_AVX512 float avx512_max(const float* x, int64_t n) {
-  __m512 best = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) best = _mm512_max_ps(best, _mm512_loadu_ps(x + i));
-  if (i < n) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
-    best = _mm512_mask_max_ps(best, m, best, _mm512_maskz_loadu_ps(m, x + i));
-  }
-  return _mm512_reduce_max_ps(best);
-}
-
 #undef SWARMT_TARGET_AVX512
 #undef SWARMT_TARGET_AVX2
 #undef SWARMT_TARGET_AVX512BF16
@@ -719,30 +660,6 @@ void vecmat_rows(const at::BFloat16* v, int64_t slots, int64_t d, const float* p
   vecmat_dispatch(reinterpret_cast<const uint16_t*>(v), slots, d, p, rows, ldp, y);
 }
 
-void exp_inplace(float* x, int64_t n) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (matvec_detail::isa() >= matvec_detail::Isa::Avx512) return matvec_detail::avx512_exp(x, n);
-#endif
-  for (int64_t i = 0; i < n; ++i) x[i] = std::exp(x[i]);
-}
-
-float exp_shifted_sum(float* x, int64_t n, float shift) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (matvec_detail::isa() >= matvec_detail::Isa::Avx512) return matvec_detail::avx512_exp_shifted_sum(x, n, shift);
-#endif
-  float sum = 0.0f;
-  for (int64_t i = 0; i < n; ++i) sum += (x[i] = std::exp(x[i] - shift));
-  return sum;
-}
-
-float max_of(const float* x, int64_t n) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (matvec_detail::isa() >= matvec_detail::Isa::Avx512) return matvec_detail::avx512_max(x, n);
-#endif
-  float best = -std::numeric_limits<float>::infinity();
-  for (int64_t i = 0; i < n; ++i) best = std::max(best, x[i]);
-  return best;
-}
 
 namespace {
 // The kernel levels by name, in the order of matvec_detail::Isa.
@@ -761,6 +678,7 @@ bool set_matvec_isa(const std::string& name) {
 }
 
 bool matvec_has_avx512() { return matvec_detail::isa() >= matvec_detail::Isa::Avx512; }
+bool matvec_has_avx2() { return matvec_detail::isa() >= matvec_detail::Isa::Avx2; }
 
 std::string matvec_isa() { return kIsaNames[static_cast<int>(matvec_detail::isa())]; }
 

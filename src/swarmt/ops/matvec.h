@@ -72,16 +72,13 @@ void matvec_rows(const at::BFloat16* w, int64_t out, int64_t in, const at::BFloa
 void vecmat_rows(const float* v, int64_t slots, int64_t d, const float* p, int64_t rows, int64_t ldp, float* y);
 void vecmat_rows(const at::BFloat16* v, int64_t slots, int64_t d, const float* p, int64_t rows, int64_t ldp,
                  float* y);
-// x[i] = e^x[i] in fp32 (within ~2 ulp of std::exp; e^−inf = 0).
-void exp_inplace(float* x, int64_t n);
-// x[i] = e^(x[i] − shift), returning Σ x[i]; and max_i x[i] (−inf for n = 0): the softmax of a row.
-float exp_shifted_sum(float* x, int64_t n, float shift);
-float max_of(const float* x, int64_t n);
 
 // The kernel level in use: "avx512-bf16", "avx512", "avx2" or "portable" (reported by benchmarks).
 std::string matvec_isa();
 // Whether that level has AVX-512 (the other raw-buffer kernels follow the same level).
 bool matvec_has_avx512();
+// Whether that level has AVX2 and FMA (true at every AVX-512 level too).
+bool matvec_has_avx2();
 
 // Selects a lower kernel level than the CPU's best, so that tests and benchmarks run every level on
 // one machine. False (nothing changed) for an unknown name or a level this CPU lacks.
