@@ -13,6 +13,8 @@
 #   full         the fair baseline: base with full attention trained on the same task configs,
 #                steps and learning rate, stage by stage (in distribution up to 8T)
 #   full_rope    the same model with linear RoPE scaling by L / 8T past 8T
+#   armt_swax    with --swax-base: the same ARMT recipe over swax_base, a SWAX model of the base's size
+#                (mLSTM and sliding-window attention) pretrained like base: neither paper wraps a hybrid
 # Probes (`swarmt eval recall`, answers by argmax over all 259 ids; chance among the 8 values 12.5%):
 #   in context   two facts and their questions inside the first segment (the base's own context; 50% for
 #                picking one of the two stated values)
@@ -22,13 +24,14 @@
 #   rewrites     five facts stated in three rounds, the answer the latest value, asked 8T ... 64T later
 # every cell with its 95% Wilson interval.
 #
-# Usage: experiments/armt_retrieval.sh [--quick] [--second-seed] [--device DEV] [BUILD_DIR]
+# Usage: experiments/armt_retrieval.sh [--quick] [--second-seed] [--swax-base] [--device DEV] [BUILD_DIR]
 #   full: about 50 minutes on a fast 2-core machine, 200 questions per cell (an earlier run of this recipe
 #   with each key asked once; on a 2-core machine 2.5 times slower ARMT's 8-segment phase alone takes
 #   about 95 minutes, and the probes 7 minutes: docs/results/README.md); --quick: about 10 minutes, 40
 #   per cell.
 #   --second-seed: also ARMT with another seed (memory initialisation and data order) and its five-fact
 #   probes, the headline rows twice (ARMT's training time again, 44 minutes on the fast machine).
+#   --swax-base: also swax_base and ARMT over it (armt_swax), with ARMT's probes (ARMT's training time again).
 #   --device cuda: every training and probe on that device (a CUDA build, docs/scaling.md), one process;
 #   on one H200, ARMT trained at about 1.6e4 tokens/s against 2.2e3-2.7e3 on the 2 cores of the same
 #   study (the two runs' logs, not a same-run benchmark; docs/scaling.md).
@@ -36,14 +39,15 @@
 #   plots) to docs/results/armt_retrieval[_quick]/. Stages already in the work directory are reused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MODE=full SEEDS=1 DEVICE=cpu
+MODE=full SEEDS=1 SWAX=0 DEVICE=cpu
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) MODE=quick; shift ;;
     --second-seed) SEEDS=2; shift ;;
+    --swax-base) SWAX=1; shift ;;
     --device) [ $# -ge 2 ] || { echo "armt_retrieval: --device needs a value (cpu, cuda, cuda:N)" >&2; exit 2; }
               DEVICE=$2; shift 2 ;;
-    -*) echo "armt_retrieval: unknown option '$1' (options: --quick, --second-seed, --device DEV)" >&2; exit 2 ;;
+    -*) echo "armt_retrieval: unknown option '$1' (options: --quick, --second-seed, --swax-base, --device DEV)" >&2; exit 2 ;;
     *) break ;;
   esac
 done
@@ -72,6 +76,11 @@ if [ $SEEDS = 2 ]; then
   timed "$WORK/armt_seed2" "$S" armt train --base "$WORK/base" --config "$WORK/armt_seed2_train.json" \
     --out "$WORK/armt_seed2" "${RUN[@]}"
 fi
+if [ $SWAX = 1 ]; then
+  timed "$WORK/swax_base" "$S" train --config "$WORK/swax_base_train.json" --out "$WORK/swax_base" "${RUN[@]}"
+  timed "$WORK/armt_swax" "$S" armt train --base "$WORK/swax_base" --config "$WORK/armt_train.json" \
+    --out "$WORK/armt_swax" "${RUN[@]}"
+fi
 last=
 for stage in $stages; do
   timed "$WORK/$stage" "$S" train --config "$WORK/$stage.json" --out "$WORK/$stage" "${RUN[@]}"
@@ -88,21 +97,27 @@ probe() {  # set name model distances samples [eval recall options...]: one repo
 }
 
 five=$(( SAMPLES / 5 ))
-for model in armt full base base_recall; do
+armts=armt; [ $SWAX = 1 ] && armts="armt armt_swax"
+in_context_models="armt full base base_recall"; [ $SWAX = 1 ] && in_context_models+=" armt_swax swax_base"
+for model in $in_context_models; do
   probe in_context $model "$WORK/$model" 4 $((SAMPLES / 2)) --pairs 2
 done
-for model in armt full; do
+for model in $armts full; do
   probe one_fact $model "$WORK/$model" $((2 * T)),$((4 * T)),$((8 * T)) $SAMPLES --pairs 1
   probe five_facts $model "$WORK/$model" $((5 * T)),$((8 * T)) $five --pairs 5 --gap $((T - 2))
   probe rewrites $model "$WORK/$model" $((8 * T)) $five --pairs 5 --gap $((T - 2)) --rewrites 2
 done
-probe one_fact armt "$WORK/armt" $((16 * T)),$((32 * T)) $SAMPLES --pairs 1
+for model in $armts; do
+  probe one_fact $model "$WORK/$model" $((16 * T)),$((32 * T)) $SAMPLES --pairs 1
+done
 if [ $SEEDS = 2 ]; then  # the headline rows again, from the second seed
   probe five_facts armt_seed2 "$WORK/armt_seed2" $((5 * T)),$((8 * T)) $five --pairs 5 --gap $((T - 2))
   probe five_facts armt_seed2 "$WORK/armt_seed2" $((16 * T)),$((32 * T)),$((64 * T)) $five --pairs 5 --gap $((T - 2))
 fi
-probe five_facts armt "$WORK/armt" $((16 * T)),$((32 * T)),$((64 * T)) $five --pairs 5 --gap $((T - 2))
-probe rewrites armt "$WORK/armt" $((16 * T)),$((32 * T)),$((64 * T)) $five --pairs 5 --gap $((T - 2)) --rewrites 2
+for model in $armts; do
+  probe five_facts $model "$WORK/$model" $((16 * T)),$((32 * T)),$((64 * T)) $five --pairs 5 --gap $((T - 2))
+  probe rewrites $model "$WORK/$model" $((16 * T)),$((32 * T)),$((64 * T)) $five --pairs 5 --gap $((T - 2)) --rewrites 2
+done
 # Full attention past its training length (8T), as trained and with linear RoPE scaling that maps the probe's
 # whole input (the statements before the distance included) into the trained 8T positions.
 fits() { echo $(( ($1 + 8 * T - 1) / (8 * T) )); }  # input tokens -> the smallest integer factor

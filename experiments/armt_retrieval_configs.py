@@ -29,6 +29,8 @@ The recipe (full mode; quick mode cuts every budget so that the study fits in 10
                  s8  8 segments, three to five facts (four or five in 75% of the examples), each asked three
                      times, 16-110 tokens after it (asking once gave four or five answers to learn from per
                      example, and the model learned to keep the latest fact: docs/results/README.md);
+  swax_base    a SWAX model of the base's size (mLSTM and sliding-window attention, "MS"), pretrained as base is;
+  armt_swax    the same ARMT recipe over swax_base (trained with `--swax-base`; neither paper wraps a hybrid);
   armt_seed2   the same ARMT recipe with another seed for the memory's initialisation and the data order
                (trained with `--second-seed`);
   full_<n>     the fair baseline: base with full attention trained on the same task configs (the same
@@ -59,6 +61,15 @@ MODEL = {
     "num_key_value_heads": 4, "head_dim": 32, "intermediate_size": 384, "vocab_size": 259, "rms_norm_eps": 1e-5,
     "rope_theta": 10000.0, "tie_word_embeddings": True, "bos_token_id": 257, "eos_token_id": 258, "pad_token_id": 256,
 }
+# The same size with SWAX's mixers (docs/swax.md): mLSTM and sliding-window attention alternating ("MS"), the
+# window (64) wider than a segment with its memory tokens, so inside ARMT's segments both models see the whole
+# segment; 887.6 k parameters against the Llama base's 886.3 k (`swarmt model describe`).
+MODEL_SWAX = {
+    "model_type": "swax", "layer_pattern": "MS", "hidden_size": 128, "num_hidden_layers": 4, "num_attention_heads": 4,
+    "num_key_value_heads": 4, "head_dim": 32, "intermediate_size": 384, "vocab_size": 259, "rms_norm_eps": 1e-5,
+    "rope_theta": 10000.0, "tie_word_embeddings": True, "logit_soft_cap": 0, "sliding_window": 64,
+    "mlstm_num_heads": 2, "bos_token_id": 257, "eos_token_id": 258, "pad_token_id": 256,
+}
 ARMT = {"segment_size": T, "num_memory_tokens": 4, "d_mem": 32, "memory_layers": "all", "use_denom": False, "seed": 1}
 
 
@@ -82,6 +93,7 @@ def configs(work, b):
         "model": MODEL, "tokenizer": "byte", "sequence_length": 256,
         "data": {"train": {"type": "synthetic", "tasks": [{"task": "essay"}]}},
         "training": dict(training(b["base"], 0.003, 1), batch_size=16)}
+    out["swax_base_train.json"] = dict(out["base_train.json"], model=MODEL_SWAX)
     out["base_recall_train.json"] = {
         "init_from": f"{work}/base", "sequence_length": 4 * T,
         "data": {"train": recall({"pairs": [[0, 2], [0.2, 4]], "queries_per_pair": 3, "distances": [[1, 3, 20]]})},

@@ -18,12 +18,14 @@ SETS = {  # probe set -> what a reader sees
     "five_facts": "five facts, each asked among 4 others (20% for picking one of the five stated values)",
     "rewrites": "five facts rewritten twice, the answer the latest value",
 }
-MODELS = ["armt", "armt_seed2", "full", "full_rope", "base", "base_recall"]
+MODELS = ["armt", "armt_seed2", "armt_swax", "full", "full_rope", "base", "base_recall", "swax_base"]
 LABELS = {"armt": "ARMT (memory in all layers)", "armt_seed2": "ARMT, second seed (initialisation and data order)",
           "full": "full attention, trained on the same data",
           "full_rope": "full attention + linear RoPE scaling", "base": "base (the language model ARMT wraps)",
-          "base_recall": "base fine-tuned on in-context recall"}
-STAGES = ["base", "base_recall", "armt", "armt_seed2", "full_2", "full_4", "full_8"]
+          "base_recall": "base fine-tuned on in-context recall",
+          "armt_swax": "ARMT over a SWAX base of the same size (mLSTM + sliding-window attention)",
+          "swax_base": "SWAX base (the language model that ARMT wraps in the row above)"}
+STAGES = ["base", "base_recall", "armt", "armt_seed2", "swax_base", "armt_swax", "full_2", "full_4", "full_8"]
 
 
 def collect_cells(work):
@@ -83,17 +85,22 @@ def comparisons(cells, T):
                 row = {"armt": a["mean"], "armt_ci95": a["ci95"], "full": rivals[0] and rivals[0]["mean"],
                        "full_rope": rivals[1] and rivals[1]["mean"],
                        "above_both_baselines_with_disjoint_intervals": disjoint_above(a, rivals)}
-                second = get("armt_seed2", set_name, n * T)
-                if second:
-                    row.update({"armt_seed2": second["mean"], "armt_seed2_ci95": second["ci95"],
-                                "armt_seed2_above_both_baselines_with_disjoint_intervals":
-                                    disjoint_above(second, rivals)})
+                for other in ("armt_seed2", "armt_swax"):
+                    second = get(other, set_name, n * T)
+                    if second:
+                        row.update({other: second["mean"], f"{other}_ci95": second["ci95"],
+                                    f"{other}_above_both_baselines_with_disjoint_intervals":
+                                        disjoint_above(second, rivals)})
                 out[f"{set_name}_{n}T"] = row
     a, base, recall = (get(m, "in_context", 4) for m in ("armt", "base", "base_recall"))
     if a and (base or recall):
         out["in_context"] = {"armt": a["mean"], "base": base and base["mean"], "base_recall": recall and recall["mean"],
                              "difference_to_base": base and a["mean"] - base["mean"],
                              "difference_to_base_recall": recall and a["mean"] - recall["mean"]}
+    a, base = get("armt_swax", "in_context", 4), get("swax_base", "in_context", 4)
+    if a and base:
+        out["in_context_swax"] = {"armt_swax": a["mean"], "swax_base": base["mean"],
+                                  "difference_to_base": a["mean"] - base["mean"]}
     return out
 
 
@@ -107,7 +114,8 @@ def main():
     os.makedirs(a.results, exist_ok=True)
     cells = collect_cells(a.work)
     stages = {s: stage_info(a.work, s) for s in STAGES if stage_info(a.work, s) is not None}
-    command = "experiments/armt_retrieval.sh" + (" --quick" if a.mode == "quick" else "")
+    command = "experiments/armt_retrieval.sh" + (" --quick" if a.mode == "quick" else "") + \
+        (" --second-seed" if "armt_seed2" in stages else "") + (" --swax-base" if "armt_swax" in stages else "")
     results = {"experiment": "armt_retrieval", "mode": a.mode, "command": command, "wall_seconds": a.seconds,
                "segment_tokens": T, "cells": cells, "five_facts_by_order": by_order(a.work), "training": stages,
                "comparisons": comparisons(cells, T)}
@@ -144,14 +152,20 @@ def main():
     md += ["", "## The acceptance questions", ""]
     rows = [[k, fmt(v.get("armt")), fmt(v.get("full")), fmt(v.get("full_rope")),
              v.get("above_both_baselines_with_disjoint_intervals", "-"), fmt(v.get("armt_seed2")),
-             v.get("armt_seed2_above_both_baselines_with_disjoint_intervals", "-")]
-            for k, v in results["comparisons"].items() if k != "in_context"]
+             v.get("armt_seed2_above_both_baselines_with_disjoint_intervals", "-"), fmt(v.get("armt_swax")),
+             v.get("armt_swax_above_both_baselines_with_disjoint_intervals", "-")]
+            for k, v in results["comparisons"].items() if not k.startswith("in_context")]
     md += markdown_table(["cell", "ARMT", "full attention", "full + RoPE scaling",
-                          "ARMT above both, intervals disjoint", "ARMT, second seed", "second seed above both"], rows)
+                          "ARMT above both, intervals disjoint", "ARMT, second seed", "second seed above both",
+                          "ARMT over SWAX", "over SWAX above both"], rows)
     inside = results["comparisons"].get("in_context")
     if inside:
         md += ["", f"Inside the first segment (two facts): ARMT {fmt(inside['armt'])}%, the base it wraps "
                f"{fmt(inside['base'])}%, the base fine-tuned on in-context recall {fmt(inside['base_recall'])}%."]
+    inside = results["comparisons"].get("in_context_swax")
+    if inside:
+        md += ["", f"Over the SWAX base, inside the first segment: ARMT {fmt(inside['armt_swax'])}%, the SWAX base "
+               f"{fmt(inside['swax_base'])}%."]
     md += ["", "## Training stages", ""]
     md += training_table(stages, "stage", "seconds", 4)
     write_outputs(a.results, results, md)

@@ -165,6 +165,9 @@ struct ArmtExperimentReport : ::testing::Test {
     probe("in_context", "base_recall", "base_answer", "4", "--pairs 2");
     probe("five_facts", "armt", "armt", "320", "--pairs 5 --gap 62");
     probe("five_facts", "armt_seed2", "armt_mid", "320", "--pairs 5 --gap 62");
+    probe("five_facts", "armt_swax", "armt_mid", "320", "--pairs 5 --gap 62 --seed 7");
+    probe("in_context", "armt_swax", "armt_mid", "4", "--pairs 2");
+    probe("in_context", "swax_base", "base_answer", "4", "--pairs 2 --seed 7");
     probe("rewrites", "full", "base_answer", "320", "--pairs 5 --gap 62 --rewrites 2");
     run("-q armt cost --model " + work + "/armt --segments 1,2 --json " + work + "/cost.json");
     for (const char* name : {"armt", "armt_mid"})
@@ -267,6 +270,15 @@ TEST_F(ArmtExperimentReport, retrieval_report_merges_every_probe_of_a_model_with
   EXPECT_EQ(headline.at("armt_seed2_ci95"), results.at("cells").at("armt_seed2").at("five_facts").at("320").at("ci95"));
   EXPECT_FALSE(headline.at("armt_seed2_above_both_baselines_with_disjoint_intervals").get<bool>())
       << "no baseline was probed at 16T, so nothing is above it";
+  // ARMT over the SWAX base likewise, and its in-context cell is judged against its own base.
+  expect_cells("five_facts", "armt_swax", "d320");
+  EXPECT_DOUBLE_EQ(headline.at("armt_swax").get<double>(),
+                   results.at("cells").at("armt_swax").at("five_facts").at("320").at("mean").get<double>());
+  EXPECT_EQ(headline.at("armt_swax_ci95"), results.at("cells").at("armt_swax").at("five_facts").at("320").at("ci95"));
+  const Json& swax_inside = results.at("comparisons").at("in_context_swax");
+  EXPECT_DOUBLE_EQ(swax_inside.at("difference_to_base").get<double>(),
+                   results.at("cells").at("armt_swax").at("in_context").at("4").at("mean").get<double>() -
+                       results.at("cells").at("swax_base").at("in_context").at("4").at("mean").get<double>());
   EXPECT_TRUE(fs::exists(out_dir.path() + "/one_fact.svg"));
   EXPECT_EQ(results.at("training").at("armt").at("steps"), 1);
 }
