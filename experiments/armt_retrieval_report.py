@@ -63,6 +63,42 @@ def by_order(work, set_name="five_facts"):
     return out
 
 
+def confusions(work, set_name="five_facts"):
+    """model -> distance -> what the answers were: right, another of the probe's stated values (and how many
+    facts after the asked one it was stated: +1 is the next fact), a value no fact of the probe stated, or
+    not a value at all. Tells a memory that binds keys to the wrong values from one that loses them."""
+    out = {}
+    root = os.path.join(work, "eval", set_name)
+    for dirpath, _, files in os.walk(root):
+        if "results.json" not in files:
+            continue
+        model = os.path.relpath(dirpath, root).split(os.sep)[0]
+        samples = read_json(os.path.join(dirpath, "results.json"))["samples"]
+        alphabet = {s["details"]["value"] for s in samples}
+        probes = {}
+        for s in samples:
+            probes.setdefault((s["length"], s["details"]["probe"]), []).append(s["details"])
+        for (length, _), questions in probes.items():
+            pair_of = {q["value"]: q["pair"] for q in questions}
+            tally = out.setdefault(model, {}).setdefault(str(length), {
+                "questions": 0, "right": 0, "other_stated": 0, "unstated_value": 0, "not_a_value": 0,
+                "other_stated_by_offset": {}})
+            for q in questions:
+                tally["questions"] += 1
+                guess = q["predicted"]
+                if guess == q["value"]:
+                    tally["right"] += 1
+                elif guess in pair_of:
+                    tally["other_stated"] += 1
+                    offset = f"{pair_of[guess] - q['pair']:+d}"
+                    tally["other_stated_by_offset"][offset] = tally["other_stated_by_offset"].get(offset, 0) + 1
+                elif guess in alphabet:
+                    tally["unstated_value"] += 1
+                else:
+                    tally["not_a_value"] += 1
+    return out
+
+
 def distance_label(n, T):
     return f"{n // T}T ({n})" if n % T == 0 else f"{n} (in-segment)"
 
@@ -117,7 +153,8 @@ def main():
     command = "experiments/armt_retrieval.sh" + (" --quick" if a.mode == "quick" else "") + \
         (" --second-seed" if "armt_seed2" in stages else "") + (" --swax-base" if "armt_swax" in stages else "")
     results = {"experiment": "armt_retrieval", "mode": a.mode, "command": command, "wall_seconds": a.seconds,
-               "segment_tokens": T, "cells": cells, "five_facts_by_order": by_order(a.work), "training": stages,
+               "segment_tokens": T, "cells": cells, "five_facts_by_order": by_order(a.work),
+               "five_facts_answers": confusions(a.work), "training": stages,
                "comparisons": comparisons(cells, T)}
     md = [f"# ARMT: associative retrieval across segments ({a.mode} mode)", "",
           f"Command: `{command}` ({a.seconds // 60} min {a.seconds % 60} s on this run; stages already in the work "
@@ -149,6 +186,16 @@ def main():
         rows = [[LABELS.get(m, m), distance_label(int(n), T)] + [fmt(x) for x in order[m][n]]
                 for m in MODELS if m in order for n in sorted(order[m], key=int)]
         md += [""] + markdown_table(["model", "distance"] + [f"fact {i + 1}" for i in range(5)], rows)
+    answers = results["five_facts_answers"]
+    if answers:
+        md += ["", "## Five facts: what the answers were", "",
+               "Counts of questions. A wrong answer that is another stated value is a key bound to the wrong "
+               "value; \"next fact\" counts those whose value was stated in the fact right after the asked one."]
+        rows = [[LABELS.get(m, m), distance_label(int(n), T), c["questions"], c["right"], c["other_stated"],
+                 c["other_stated_by_offset"].get("+1", 0), c["unstated_value"], c["not_a_value"]]
+                for m in MODELS if m in answers for n in sorted(answers[m], key=int) for c in [answers[m][n]]]
+        md += [""] + markdown_table(["model", "distance", "questions", "right", "another stated value",
+                                     "of which the next fact's", "an unstated value", "not a value"], rows)
     md += ["", "## The acceptance questions", ""]
     rows = [[k, fmt(v.get("armt")), fmt(v.get("full")), fmt(v.get("full_rope")),
              v.get("above_both_baselines_with_disjoint_intervals", "-"), fmt(v.get("armt_seed2")),

@@ -260,6 +260,20 @@ TEST_F(ArmtExperimentReport, retrieval_report_merges_every_probe_of_a_model_with
   double sum = 0;
   for (const auto& x : order) sum += x.get<double>();
   EXPECT_NEAR(sum / 5, results.at("cells").at("armt").at("five_facts").at("320").at("mean").get<double>(), 0.1);
+  // Every question's answer falls in exactly one class, and the right ones are the cell's successes.
+  const Json& answers = results.at("five_facts_answers").at("armt").at("320");
+  const Json& cell = results.at("cells").at("armt").at("five_facts").at("320");
+  EXPECT_EQ(answers.at("questions"), cell.at("count"));
+  EXPECT_EQ(answers.at("right"), cell.at("successes"));
+  EXPECT_EQ(answers.at("right").get<int64_t>() + answers.at("other_stated").get<int64_t>() +
+                answers.at("unstated_value").get<int64_t>() + answers.at("not_a_value").get<int64_t>(),
+            answers.at("questions").get<int64_t>());
+  int64_t by_offset = 0;
+  for (const auto& [offset, n] : answers.at("other_stated_by_offset").items()) {
+    EXPECT_NE(offset, "+0") << "a fact's own value is a right answer, not a confusion";
+    by_offset += n.get<int64_t>();
+  }
+  EXPECT_EQ(by_offset, answers.at("other_stated").get<int64_t>());
   // The second seed's headline cell sits beside the first in the acceptance comparison, with its interval.
   expect_cells("five_facts", "armt_seed2", "d320");
   const Json& headline = results.at("comparisons").at("five_facts_16T");
