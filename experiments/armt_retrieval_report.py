@@ -44,17 +44,21 @@ def collect_cells(work):
     return cells
 
 
+def question_reports(work, set_name):
+    """(model, every question of one report) for each `swarmt eval recall` results.json of a probe set."""
+    root = os.path.join(work, "eval", set_name)
+    for dirpath, _, files in os.walk(root):
+        if "results.json" in files:
+            yield os.path.relpath(dirpath, root).split(os.sep)[0], read_json(os.path.join(dirpath, "results.json"))["samples"]
+
+
 def by_order(work, set_name="five_facts"):
     """model -> distance -> [accuracy of the facts in the order they were stated]: whether the memory
     retrieves by key or keeps the latest writes (read from every question of the reports' results.json)."""
     out = {}
-    root = os.path.join(work, "eval", set_name)
-    for dirpath, _, files in os.walk(root):
-        if "results.json" not in files:
-            continue
-        model = os.path.relpath(dirpath, root).split(os.sep)[0]
+    for model, samples in question_reports(work, set_name):
         tally = {}
-        for sample in read_json(os.path.join(dirpath, "results.json"))["samples"]:
+        for sample in samples:
             counts = tally.setdefault(str(sample["length"]), {}).setdefault(sample["details"]["pair"], [0, 0])
             counts[0] += sample["score"] / 100.0
             counts[1] += 1
@@ -68,12 +72,7 @@ def confusions(work, set_name="five_facts"):
     facts after the asked one it was stated: +1 is the next fact), a value no fact of the probe stated, or
     not a value at all. Tells a memory that binds keys to the wrong values from one that loses them."""
     out = {}
-    root = os.path.join(work, "eval", set_name)
-    for dirpath, _, files in os.walk(root):
-        if "results.json" not in files:
-            continue
-        model = os.path.relpath(dirpath, root).split(os.sep)[0]
-        samples = read_json(os.path.join(dirpath, "results.json"))["samples"]
+    for model, samples in question_reports(work, set_name):
         alphabet = {s["details"]["value"] for s in samples}
         probes = {}
         for s in samples:
