@@ -118,9 +118,13 @@ at::Tensor naive_features(const at::Tensor& x, bool normalize) {  // x (d_mem) -
   return phi;
 }
 
-TEST(ArmtModel, memory_after_several_segments_equals_a_naive_per_token_reference) {
+// memory_tokens_read false: the same, with the memory tokens left out of the read.
+void expect_naive_per_token_reference(bool memory_tokens_read) {
+  SCOPED_TRACE(memory_tokens_read ? "memory tokens read" : "memory tokens do not read");
   auto base = make_base(tiny_llama_json(2));
-  ArmtModel armt(base, small_armt(5, Json::array({1})));
+  ArmtConfig config = small_armt(5, Json::array({1}));
+  config.memory_tokens_read = memory_tokens_read;
+  ArmtModel armt(base, config);
   armt.to(at::kDouble);
   activate_memory(armt);
   const int64_t n = 17, seg = 5, mem = 3;
@@ -142,7 +146,7 @@ TEST(ArmtModel, memory_after_several_segments_equals_a_naive_per_token_reference
     h = base->layer(0).forward(h, ctx);
     if (!memory.empty) {  // read, token by token
       at::Tensor read = at::zeros_like(h);
-      for (int64_t t = 0; t < h.size(1); ++t) {
+      for (int64_t t = 0; t < (memory_tokens_read ? h.size(1) : len); ++t) {
         at::Tensor q = naive_features(layer->query->forward(h[0][t]), true);
         read[0][t] = at::matmul(memory.A.t(), q) / (at::dot(memory.z, q).item<double>() + 1e-5);
       }
@@ -174,6 +178,14 @@ TEST(ArmtModel, memory_after_several_segments_equals_a_naive_per_token_reference
   expect_close(result.memories[0].A[0][0], memory.A);
   expect_close(result.memories[0].z[0][0], memory.z);
   expect_close(result.hidden, at::cat(hidden_parts, 1));
+}
+
+TEST(ArmtModel, memory_after_several_segments_equals_a_naive_per_token_reference) {
+  expect_naive_per_token_reference(/*memory_tokens_read=*/true);
+}
+
+TEST(ArmtModel, memory_tokens_that_do_not_read_equal_the_reference_without_their_read) {
+  expect_naive_per_token_reference(/*memory_tokens_read=*/false);
 }
 
 double last_segment_loss(ArmtModel& model, const at::Tensor& tokens, int64_t seg) {
@@ -244,23 +256,29 @@ TEST(ArmtModel, checkpointed_and_truncated_backprop_give_the_loss_of_the_plain_v
 
 TEST(ArmtModel, streaming_in_any_chunks_equals_the_full_forward) {
   for (const Json& config : {tiny_llama_json(), tiny_swax_json(), tiny_gemma3_json()}) {
-    auto base = make_base(config);
-    ArmtModel armt(base, small_armt(6, "alternate"));
-    armt.to(at::kDouble);
-    activate_memory(armt);
-    auto tokens = tokens_for(1, 31);
-    at::NoGradGuard no_grad;
-    at::Tensor full = armt.forward(tokens);
-    ModelState state = armt.new_state(1);
-    std::vector<at::Tensor> parts;
-    int64_t offset = 0;
-    for (int64_t chunk : {1, 5, 6, 1, 11, 7}) {  // crosses and ends on segment boundaries
-      parts.push_back(armt.forward_stateful(tokens.narrow(1, offset, chunk), state));
-      offset += chunk;
+    for (bool memory_tokens_read : {true, false}) {  // a commit runs the memory tokens alone
+      SCOPED_TRACE(config["model_type"].get<std::string>() +
+                   (memory_tokens_read ? "" : ", memory tokens do not read"));
+      auto base = make_base(config);
+      ArmtConfig armt_config = small_armt(6, "alternate");
+      armt_config.memory_tokens_read = memory_tokens_read;
+      ArmtModel armt(base, armt_config);
+      armt.to(at::kDouble);
+      activate_memory(armt);
+      auto tokens = tokens_for(1, 31);
+      at::NoGradGuard no_grad;
+      at::Tensor full = armt.forward(tokens);
+      ModelState state = armt.new_state(1);
+      std::vector<at::Tensor> parts;
+      int64_t offset = 0;
+      for (int64_t chunk : {1, 5, 6, 1, 11, 7}) {  // crosses and ends on segment boundaries
+        parts.push_back(armt.forward_stateful(tokens.narrow(1, offset, chunk), state));
+        offset += chunk;
+      }
+      ASSERT_EQ(offset, 31);
+      expect_close(at::cat(parts, 1), full, 1e-8);
+      EXPECT_EQ(state.position, 31);
     }
-    ASSERT_EQ(offset, 31);
-    expect_close(at::cat(parts, 1), full, 1e-8);
-    EXPECT_EQ(state.position, 31);
   }
 }
 

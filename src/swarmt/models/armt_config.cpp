@@ -12,7 +12,7 @@ const std::vector<std::string>& armt_config_keys() {
   static const std::vector<std::string> keys = {
       "segment_size", "num_memory_tokens", "d_mem", "memory_layers", "num_heads", "dpfp_nu",
       "gamma_correction", "use_denom", "normalize_features", "eps", "bptt_depth", "checkpoint_segments",
-      "memory_init_std", "seed"};
+      "memory_init_std", "memory_tokens_read", "seed"};
   return keys;
 }
 
@@ -41,6 +41,7 @@ ArmtConfig ArmtConfig::from_json(const Json& json, const std::string& source) {
   c.memory_init_std = v.get_number("memory_init_std", c.memory_init_std);
   SWARMT_CHECK_INPUT(c.memory_init_std >= 0 && c.memory_init_std < 1e3, v.describe("memory_init_std"),
                      " must be >= 0 (0: match the embeddings), got ", c.memory_init_std);
+  c.memory_tokens_read = v.get_bool("memory_tokens_read", c.memory_tokens_read);
   c.seed = static_cast<uint64_t>(v.get_int_in("seed", 0, 0, INT64_MAX));
   SWARMT_CHECK_INPUT(c.d_mem % c.num_heads == 0, v.describe("d_mem"), " (", c.d_mem,
                      ") must be divisible by num_heads (", c.num_heads, ")");
@@ -77,6 +78,7 @@ Json ArmtConfig::to_json() const {
               {"bptt_depth", bptt_depth},
               {"checkpoint_segments", checkpoint_segments},
               {"memory_init_std", memory_init_std},
+              {"memory_tokens_read", memory_tokens_read},
               {"seed", seed}};
 }
 

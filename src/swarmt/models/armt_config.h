@@ -5,7 +5,8 @@
 //
 //   {"segment_size": 1024, "num_memory_tokens": 16, "d_mem": 64, "memory_layers": "all",
 //    "num_heads": 1, "dpfp_nu": 3, "gamma_correction": true, "use_denom": true, "normalize_features": true,
-//    "eps": 1e-5, "bptt_depth": 0, "checkpoint_segments": false, "memory_init_std": 0, "seed": 0}
+//    "eps": 1e-5, "bptt_depth": 0, "checkpoint_segments": false, "memory_init_std": 0, "memory_tokens_read": true,
+//    "seed": 0}
 //
 // memory_layers: "all", "alternate" (0, 2, 4, ...: the reference code's --alternate_layers),
 // "middle_upper:<fraction>" (round(fraction·L) consecutive layers, at least 1, centred in the upper
@@ -35,6 +36,10 @@ struct ArmtConfig {
   int64_t bptt_depth = 0;          // > 0: gradients flow through at most this many segments of memory
   bool checkpoint_segments = false;  // recompute each segment in backward (activation memory of one segment)
   double memory_init_std = 0;      // 0: the standard deviation of the base model's embedding outputs
+  // true (the papers): the memory tokens read the memory like every other position. false: they skip the
+  // read, so what a segment writes is computed from that segment alone; otherwise the retrieved values of
+  // earlier segments enter the next write's keys (docs/armt.md, "Memory tokens that do not read").
+  bool memory_tokens_read = true;
   uint64_t seed = 0;               // initialisation of the memory parameters
 
   static ArmtConfig from_json(const Json& json, const std::string& source);

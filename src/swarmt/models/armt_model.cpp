@@ -208,7 +208,16 @@ at::Tensor ArmtModel::layer_with_memory(int64_t i, const at::Tensor& h, const La
   const int64_t slot = slot_of_layer_[i];
   if (slot < 0) return run_layer(base_->layer(i), h);
   ArmtMemoryLayer& memory = memory_modules_[slot];
-  at::Tensor out = run_layer(base_->layer(i), h + memory->read(read_from[slot], h));
+  at::Tensor read;
+  if (write_to != nullptr && !config_.memory_tokens_read) {
+    // Only the real tokens [0, write_from) read; the memory tokens' outputs, and so the write, see this
+    // segment alone.
+    at::Tensor silent = at::zeros_like(h.narrow(1, write_from, h.size(1) - write_from));
+    read = write_from == 0 ? silent : at::cat({memory->read(read_from[slot], h.narrow(1, 0, write_from)), silent}, 1);
+  } else {
+    read = memory->read(read_from[slot], h);
+  }
+  at::Tensor out = run_layer(base_->layer(i), h + read);
   if (write_to != nullptr) {
     (*write_to)[slot] = memory->write(read_from[slot], out.narrow(1, write_from, out.size(1) - write_from));
   }

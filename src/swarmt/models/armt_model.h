@@ -2,7 +2,7 @@
 //
 // The input is cut into segments of T = segment_size tokens. Each segment is processed by the base model
 // as [segment ; M memory tokens] with segment-local positions 0..T+M-1. In every memory layer l:
-//   before the block:  h_t += A_lᵀ φ(W_q h_t) / (z_lᵀ φ(W_q h_t) + eps)        (read; all positions)
+//   before the block:  h_t += A_lᵀ φ(W_q h_t) / (z_lᵀ φ(W_q h_t) + eps)        (read; all positions*)
 //   after the block:   (A_l, z_l) ← write(A_l, z_l; outputs at the M memory positions)
 // A memory written at segment s is read at segment s+1 by the same layer; (A, z) is the only state
 // carried between segments. The memory tokens come last and attention is causal, so real tokens never
@@ -10,7 +10,8 @@
 // later segment would read it), so a partial segment needs no memory tokens.
 //
 // W_v starts at zero, so A stays zero and the wrapped model equals the base model until training moves
-// it (tested). Memory math runs in fp32 (fp64 for fp64 models) whatever the model's dtype.
+// it (tested). * With memory_tokens_read false the memory tokens skip the read (a deviation from the papers,
+// docs/armt.md). Memory math runs in fp32 (fp64 for fp64 models) whatever the model's dtype.
 //
 // Training: full backpropagation through all segments, or through at most `bptt_depth` segments of memory
 // (the state is detached every bptt_depth segments); with checkpoint_segments each segment's activations
@@ -118,7 +119,8 @@ class ArmtModel : public CausalLM {
   // One layer of the wrapped stack, the step shared by training, streaming and commits (§1): h plus what
   // layer i's memory in `read_from` retrieves for it goes through `run_layer`; when `write_to` is given, the
   // outputs at positions [write_from, end) (the memory tokens) are written into (*write_to)[slot], starting
-  // from the state that was read. Layers without memory only run.
+  // from the state that was read (with memory_tokens_read false, only [0, write_from) reads). Layers without
+  // memory only run.
   using LayerRun = std::function<at::Tensor(nn::DecoderLayer&, const at::Tensor&)>;
   at::Tensor layer_with_memory(int64_t i, const at::Tensor& h, const LayerRun& run_layer,
                                const std::vector<ops::AssocMemoryState>& read_from,
