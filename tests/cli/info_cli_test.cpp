@@ -96,6 +96,20 @@ TEST(InfoCli, openblas_workers_sleep_soon_unless_the_user_chose_otherwise) {
   EXPECT_EQ(spin["omp_spin_count"], "5");
 }
 
+TEST(InfoCli, omp_num_threads_is_the_default_thread_count_and_threads_overrides_it) {
+  auto threads = [](const std::string& env, const std::string& options) {
+    auto r = testing::run_shell("env " + env + " " + SWARMT_BINARY + " " + options + " info --system --json");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return parse_json(r.out, "info output")["intra_op_threads"].get<int>();
+  };
+  EXPECT_EQ(threads("OMP_NUM_THREADS=1", ""), 1);
+  EXPECT_EQ(threads("OMP_NUM_THREADS=3", "--threads 1"), 1);
+  EXPECT_EQ(threads("OMP_NUM_THREADS=1", "--threads 2"), 2);  // up to 4 per core: valid on any machine
+  auto bad = testing::run_shell("env OMP_NUM_THREADS=two " + std::string(SWARMT_BINARY) + " info --system");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("OMP_NUM_THREADS: 'two'"), std::string::npos) << bad.err;
+}
+
 // swarmt's own kernels split their work with at::parallel_for, which is serial in code compiled without
 // OpenMP; `info` counts the threads it actually ran on. This test is compiled with the library's flags.
 TEST(InfoCli, reports_the_threads_swarmts_kernels_run_on) {

@@ -1,8 +1,10 @@
 // Thread configuration for libtorch and OpenBLAS.
 //
-// libtorch's intra-op pool defaulted to 1 thread on our machines; swarmt sets it to the number of cores
-// this process may run on (sched_getaffinity), or to --threads.
+// libtorch's intra-op pool defaulted to 1 thread on our machines; swarmt sets it to --threads, else to
+// OMP_NUM_THREADS (as PyTorch does), else to the number of cores this process may run on (sched_getaffinity).
 #pragma once
+
+#include <string>
 
 namespace swarmt {
 
@@ -15,7 +17,14 @@ int available_cores();
 constexpr int kThreadsPerCore = 4;
 int max_thread_count();
 
-// Sets libtorch's intra-op threads (and inter-op threads, once) to `threads` (<= 0: available_cores()).
+// The thread count of a command without --threads: OMP_NUM_THREADS when set (its first entry: OpenMP
+// allows a comma list, one count per nesting level), else available_cores(). A value that is not a count
+// in 1..max_thread_count() is an input error naming the variable; an empty one counts as unset.
+int default_thread_count();
+// The same, from the variable's text (nullptr: unset): the parsing, testable without the environment.
+int thread_count_from_env(const char* omp_num_threads);
+
+// Sets libtorch's intra-op threads (and inter-op threads, once) to `threads` (<= 0: default_thread_count()).
 void configure_threads(int threads);
 
 }  // namespace swarmt

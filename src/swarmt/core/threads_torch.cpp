@@ -3,7 +3,10 @@
 #include <dlfcn.h>
 #include <sched.h>
 
+#include <cstdlib>
 #include <thread>
+
+#include "swarmt/core/error.h"
 
 namespace swarmt {
 
@@ -20,6 +23,26 @@ int available_cores() {
 
 int max_thread_count() { return kThreadsPerCore * available_cores(); }
 
+int thread_count_from_env(const char* omp_num_threads) {
+  if (omp_num_threads == nullptr || *omp_num_threads == '\0') return available_cores();
+  const std::string text(omp_num_threads);
+  const std::string first = text.substr(0, text.find(','));
+  const int most = max_thread_count();
+  size_t used = 0;
+  long long n = 0;
+  try {
+    n = std::stoll(first, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  SWARMT_CHECK_INPUT(used > 0 && used == first.size() && n >= 1 && n <= most, "environment variable OMP_NUM_THREADS: '",
+                     text, "' is not a thread count in 1..", most, " (", kThreadsPerCore, " per core of the ",
+                     available_cores(), " this process may run on); unset it or pass --threads");
+  return static_cast<int>(n);
+}
+
+int default_thread_count() { return thread_count_from_env(std::getenv("OMP_NUM_THREADS")); }
+
 namespace {
 
 // OpenBLAS keeps its own thread pool (as many threads as cores), which at::set_num_threads does not
@@ -33,7 +56,7 @@ void set_blas_threads(int n) {
 }  // namespace
 
 void configure_threads(int threads) {
-  int n = threads > 0 ? threads : available_cores();
+  int n = threads > 0 ? threads : default_thread_count();
   at::set_num_threads(n);
   set_blas_threads(n);
   // The inter-op pool can be sized only before its first use; ignore the error if it is too late.
