@@ -24,23 +24,9 @@ std::string describe_filesystem_error(const std::filesystem::filesystem_error& e
 
 // --threads: 1 .. max_thread_count(). Zero and negative counts used to be accepted silently.
 CLI::Validator thread_count_check() {
-  const int most = swarmt::max_thread_count();
-  const std::string range = "1.." + std::to_string(most);
+  const std::string range = "1.." + std::to_string(swarmt::max_thread_count());
   return CLI::Validator(
-      [most](std::string& text) -> std::string {
-        long long n = 0;
-        size_t used = 0;
-        try {
-          n = std::stoll(text, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        if (used == 0 || used != text.size() || n < 1 || n > most)
-          return "'" + text + "' is not a thread count in 1.." + std::to_string(most) + " (" +
-                 std::to_string(swarmt::kThreadsPerCore) + " per core of the " +
-                 std::to_string(swarmt::available_cores()) + " this process may use)";
-        return "";
-      },
+      [](std::string& text) -> std::string { return swarmt::thread_count_problem(text); },
       range, "thread count");
 }
 

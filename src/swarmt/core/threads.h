@@ -17,6 +17,10 @@ int available_cores();
 constexpr int kThreadsPerCore = 4;
 int max_thread_count();
 
+// Why `text` is not a thread count in 1..max_thread_count() (the whole text an integer), or "" if it is
+// one: the one rule of --threads and OMP_NUM_THREADS.
+std::string thread_count_problem(const std::string& text);
+
 // The thread count of a command without --threads: OMP_NUM_THREADS when set (its first entry: OpenMP
 // allows a comma list, one count per nesting level), else available_cores(). A value that is not a count
 // in 1..max_thread_count() is an input error naming the variable; an empty one counts as unset.

@@ -23,22 +23,28 @@ int available_cores() {
 
 int max_thread_count() { return kThreadsPerCore * available_cores(); }
 
-int thread_count_from_env(const char* omp_num_threads) {
-  if (omp_num_threads == nullptr || *omp_num_threads == '\0') return available_cores();
-  const std::string text(omp_num_threads);
-  const std::string first = text.substr(0, text.find(','));
+std::string thread_count_problem(const std::string& text) {
   const int most = max_thread_count();
-  size_t used = 0;
   long long n = 0;
+  size_t used = 0;
   try {
-    n = std::stoll(first, &used);
+    n = std::stoll(text, &used);
   } catch (const std::exception&) {
     used = 0;
   }
-  SWARMT_CHECK_INPUT(used > 0 && used == first.size() && n >= 1 && n <= most, "environment variable OMP_NUM_THREADS: '",
-                     text, "' is not a thread count in 1..", most, " (", kThreadsPerCore, " per core of the ",
-                     available_cores(), " this process may run on); unset it or pass --threads");
-  return static_cast<int>(n);
+  if (used > 0 && used == text.size() && n >= 1 && n <= most) return "";
+  return "'" + text + "' is not a thread count in 1.." + std::to_string(most) + " (" + std::to_string(kThreadsPerCore) +
+         " per core of the " + std::to_string(available_cores()) + " this process may use)";
+}
+
+int thread_count_from_env(const char* omp_num_threads) {
+  if (omp_num_threads == nullptr || *omp_num_threads == '\0') return available_cores();
+  const std::string text(omp_num_threads);
+  const std::string first = text.substr(0, text.find(','));  // OpenMP's list: one count per nesting level
+  const std::string problem = thread_count_problem(first);
+  SWARMT_CHECK_INPUT(problem.empty(), "environment variable OMP_NUM_THREADS: ", problem,
+                     "; unset it or pass --threads");
+  return std::stoi(first);
 }
 
 int default_thread_count() { return thread_count_from_env(std::getenv("OMP_NUM_THREADS")); }
