@@ -30,8 +30,7 @@ std::optional<int> launch_if_requested(const DistributedCliOptions& o, const Glo
   launch.nproc_per_node = o.nproc_per_node;
   // N workers that each use every core would fight over them: split the cores unless --threads or
   // OMP_NUM_THREADS says (each worker inherits both; OMP_NUM_THREADS counts per worker, as with torchrun).
-  const char* omp_threads = std::getenv("OMP_NUM_THREADS");
-  const bool threads_given = globals.threads > 0 || (omp_threads != nullptr && *omp_threads != '\0');
+  const bool threads_given = globals.threads > 0 || thread_count_set_by_env();
   launch.threads_per_worker =
       threads_given ? 0 : std::max<int64_t>(1, available_cores() / std::max<int64_t>(1, o.nproc_per_node));
   return train::distributed::launch_workers(globals.argv, launch);

@@ -27,6 +27,8 @@ std::string thread_count_problem(const std::string& text);
 int default_thread_count();
 // The same, from the variable's text (nullptr: unset): the parsing, testable without the environment.
 int thread_count_from_env(const char* omp_num_threads);
+// Whether OMP_NUM_THREADS chooses the thread count (set and not empty; an empty one counts as unset).
+bool thread_count_set_by_env();
 
 // Sets libtorch's intra-op threads (and inter-op threads, once) to `threads` (<= 0: default_thread_count()).
 void configure_threads(int threads);

@@ -37,8 +37,14 @@ std::string thread_count_problem(const std::string& text) {
          " per core of the " + std::to_string(available_cores()) + " this process may use)";
 }
 
+namespace {
+bool chooses_count(const char* omp_num_threads) { return omp_num_threads != nullptr && *omp_num_threads != '\0'; }
+}  // namespace
+
+bool thread_count_set_by_env() { return chooses_count(std::getenv("OMP_NUM_THREADS")); }
+
 int thread_count_from_env(const char* omp_num_threads) {
-  if (omp_num_threads == nullptr || *omp_num_threads == '\0') return available_cores();
+  if (!chooses_count(omp_num_threads)) return available_cores();
   const std::string text(omp_num_threads);
   const std::string first = text.substr(0, text.find(','));  // OpenMP's list: one count per nesting level
   const std::string problem = thread_count_problem(first);
