@@ -76,8 +76,8 @@ def armt_phases(work, b, with_lm=True):
     return phases
 
 
-def armt_config(work, b, seed=1, with_lm=True, gamma=True, layers="all"):
-    armt = dict(ARMT, seed=seed, gamma_correction=gamma, memory_layers=layers)
+def armt_config(work, b, seed=1, with_lm=True, gamma=True):
+    armt = dict(ARMT, seed=seed, gamma_correction=gamma)
     # Per-phase batch sizes are not a curriculum field: the LM phase's smaller batch is folded into its steps
     # (same tokens), so both phases run at the QA batch.
     return {"armt": armt, "freeze_base": False, "output": "auto", "phases": armt_phases(work, b, with_lm),
@@ -114,8 +114,6 @@ def main():
     configs["armt_s2_train.json"] = armt_config(work, b, seed=2)
     configs["armt_nolm_train.json"] = armt_config(work, b, with_lm=False)
     configs["armt_nogamma_train.json"] = armt_config(work, b, gamma=False)
-    configs["armt_mid_train.json"] = armt_config(work, b, layers="middle_upper:0.2")
-    configs["armt_low_train.json"] = armt_config(work, b, layers=[0])
     configs.update(full_attention_chain(work, b))
     for name, config in configs.items():
         with open(os.path.join(work, name), "w") as f:

@@ -5,14 +5,11 @@ context: ARMT vs the fair baselines (full attention fine-tuned on the same data,
          scaling; the base on its last T tokens) by length on every evaluation set, with 95% Wilson
          intervals; FLOPs and peak memory from `swarmt armt cost`; training stages.
 recipe:  ARMT with a second seed, without the continued-LM phase and without the gamma correction.
-layers:  ARMT with memory in all layers, in the middle-upper 20% and in the first layer: scores, memory
-         parameters, FLOPs.
+(The layer study has its own report, experiments/armt_layers_report.py.)
 """
 import argparse
 import json
 import os
-import re
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -25,7 +22,7 @@ SETS = {  # evaluation set -> what a reader sees
     "eval_rewrites": "4 distractors, the key's value rewritten twice (the latest is the answer)",
 }
 STAGES = ["base", "base_qa", "armt", "full_lm_2", "full_lm_4", "full_lm_8", "full_qa_2", "full_qa_4", "full_qa_8",
-          "armt_s2", "armt_nolm", "armt_nogamma", "armt_mid", "armt_low"]
+          "armt_s2", "armt_nolm", "armt_nogamma"]
 LABELS = {"armt": "ARMT (memory in all layers)", "armt_s2": "ARMT, second seed", "full": "full attention, fine-tuned on the same data",
           "full_rope": "full attention + linear RoPE scaling", "base_last_T": "base, last T tokens",
           "base_qa": "base (its own context)", "armt_nolm": "ARMT without the continued-LM phase",
@@ -117,22 +114,6 @@ def svg_plot(path, title, series, T, x_label=None, labels=None):
         f.write("\n".join(out) + "\n")
 
 
-def memory_layout(swarmt, model_dir):
-    """Layers holding a memory and the memory parameter count, read from the adapter's tensors."""
-    info = json.loads(subprocess.run([swarmt, "-q", "info", model_dir, "--json"], check=True,
-                                     capture_output=True, text=True).stdout)
-    layers, params = set(), 0
-    for t in info["tensors"]:
-        m = re.match(r"armt\.layers\.(\d+)\.", t["name"])
-        if m:
-            layers.add(int(m.group(1)))
-            n = 1
-            for d in t["shape"]:
-                n *= d
-            params += n
-    return {"memory_layers": sorted(layers), "memory_parameters": params}
-
-
 def set_tables(cells, models, T, results_dir, plot_prefix=""):
     """One table (exact match % [95% Wilson interval]) and one plot per evaluation set."""
     md = []
@@ -177,7 +158,7 @@ def comparisons(cells, T):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("kind", choices=["context", "recipe", "layers"])
+    ap.add_argument("kind", choices=["context", "recipe"])
     ap.add_argument("work")
     ap.add_argument("results")
     ap.add_argument("--mode", required=True)
@@ -191,12 +172,12 @@ def main():
     os.makedirs(a.results, exist_ok=True)
     cells = collect_cells(a.work)
     stages = {s: stage_info(a.work, s) for s in STAGES if stage_info(a.work, s) is not None}
-    script = {"context": "armt_context", "recipe": "armt_recipe", "layers": "armt_memory_layers"}[a.kind]
+    script = {"context": "armt_context", "recipe": "armt_recipe"}[a.kind]
     command = f"experiments/{script}.sh" + (" --quick" if a.mode == "quick" else "")
     results = {"experiment": script, "mode": a.mode, "command": command, "wall_seconds": a.seconds,
                "segment_tokens": T, "cells": cells, "training": stages}
-    heading = {"context": "context extension and retrieval by key", "recipe": "the recipe's parts and a second seed",
-               "layers": "which layers hold a memory"}[a.kind]
+    heading = {"context": "context extension and retrieval by key",
+               "recipe": "the recipe's parts and a second seed"}[a.kind]
     md = [f"# ARMT: {heading}"
           f" ({a.mode} mode)", "",
           f"Command: `{command}` ({a.seconds // 60} min {a.seconds % 60} s on this run; stages already in the "
@@ -219,22 +200,8 @@ def main():
                  fmt(r["base"]["peak_rss_bytes"] / 2**20) if r.get("base") else "-"] for r in cost["rows"]]
         md += markdown_table(["segments", "tokens", "ARMT GFLOP", "base (full attention) GFLOP", "ratio",
                               "ARMT peak RSS (MiB)", "base peak RSS (MiB)"], rows)
-    elif a.kind == "recipe":
-        md += set_tables(cells, ["armt", "armt_s2", "armt_nolm", "armt_nogamma"], T, a.results, "recipe_")
     else:
-        models = [m for m in ("armt", "armt_mid", "armt_low") if os.path.isdir(os.path.join(a.work, m))]
-        md += set_tables(cells, models, T, a.results, "layers_")
-        layout = {m: memory_layout(a.swarmt, os.path.join(a.work, m)) for m in models}
-        costs = {m: read_json(os.path.join(a.work, f"cost_{m}.json"))["rows"] for m in models}
-        results["memory"] = layout
-        results["cost"] = costs
-        md += ["", "## Memory and cost", ""]
-        rows = []
-        for m in models:
-            flops = {r["segments"]: r["armt_flops"] for r in costs[m]}
-            rows.append([m, ", ".join(map(str, layout[m]["memory_layers"])), layout[m]["memory_parameters"]]
-                        + [fmt(flops.get(k, float("nan")) / 1e9, 2) for k in (1, 8, 32)])
-        md += markdown_table(["model", "memory layers", "memory parameters", "GFLOP at 1 segment", "at 8", "at 32"], rows)
+        md += set_tables(cells, ["armt", "armt_s2", "armt_nolm", "armt_nogamma"], T, a.results, "recipe_")
     md += ["", "## Training stages", ""]
     md += training_table(stages, "stage", "seconds", 4)
     write_outputs(a.results, results, md)

@@ -88,14 +88,6 @@ for stage in $stages; do
 done
 [ -e "$WORK/full" ] || ln -s "$last" "$WORK/full"
 
-probe() {  # set name model distances samples [eval recall options...]: one report per call, kept
-  local set=$1 name=$2 model=$3 distances=$4 samples=$5; shift 5
-  local out=$WORK/eval/$set/$name/d${distances//,/_}
-  [ -f "$out/summary.json" ] ||
-    "$S" -q eval recall --model "$model" --distances "$distances" --samples "$samples" --out "$out" $IDS "${ON[@]}" \
-      "$@" > /dev/null
-}
-
 five=$(( SAMPLES / 5 ))
 armts=armt; [ $SWAX = 1 ] && armts="armt armt_swax"
 in_context_models="armt full base base_recall"; [ $SWAX = 1 ] && in_context_models+=" armt_swax swax_base"

@@ -33,6 +33,9 @@ The recipe (full mode; quick mode cuts every budget so that the study fits in 10
   armt_swax    the same ARMT recipe over swax_base (trained with `--swax-base`; neither paper wraps a hybrid);
   armt_seed2   the same ARMT recipe with another seed for the memory's initialisation and the data order
                (trained with `--second-seed`);
+  base8        the base with 8 layers instead of 4, pretrained as base is (experiments/armt_memory_layers.sh);
+  layers_<arm> ARMT over base8 with memory in a subset of its layers (LAYER_SUBSETS): the phases s2 and s4
+               of armt's recipe, 1500 steps each (experiments/armt_memory_layers.sh);
   full_<n>     the fair baseline: base with full attention trained on the same task configs (the same
                distribution of sequences), steps, batch, learning rate and schedule, one `swarmt train`
                per ARMT phase, each at that phase's length n T (in distribution up to 8T).
@@ -48,9 +51,10 @@ PHASES = [  # ARMT phase = one full-attention stage: segments, recall task
     (4, {"pairs": [[0, 2], [0.4, 3]], "queries_per_pair": 3, "distances": [[1, 16, 44]]}),
     (8, {"pairs": [[0, 3], [0.25, 4], [0.5, 5]], "queries_per_pair": 3, "distances": [[1, 16, 110]]}),
 ]
-BUDGETS = {  # mode -> steps
-    "full": {"base": 400, "base_recall": 1500, "phase": [2000, 2000, 3000]},
-    "quick": {"base": 100, "base_recall": 200, "phase": [300, 200, 150]},
+BUDGETS = {  # mode -> steps ("layer_phase": the layer study's s2 and s4, shorter than armt's so that its five
+             # arms over the 8-layer base train in about an hour on 2 cores)
+    "full": {"base": 400, "base_recall": 1500, "phase": [2000, 2000, 3000], "layer_phase": [1500, 1500]},
+    "quick": {"base": 100, "base_recall": 200, "phase": [300, 200, 150], "layer_phase": [200, 100]},
 }
 BATCH = 32
 LR = 0.002
@@ -70,6 +74,11 @@ MODEL_SWAX = {
     "rope_theta": 10000.0, "tie_word_embeddings": True, "logit_soft_cap": 0, "sliding_window": 64,
     "mlstm_num_heads": 2, "bos_token_id": 257, "eos_token_id": 258, "pad_token_id": 256,
 }
+# Memory layers of the layer study over the 8-layer base: all; the middle-upper 20% (two layers, 5 and 6, the
+# preset centred in the upper half); two controls of the same size at the bottom and at the top; every other
+# layer (half of them).
+LAYER_SUBSETS = {"all": "all", "middle_upper": "middle_upper:0.2", "bottom": [0, 1], "top": [6, 7],
+                 "alternate": "alternate"}
 ARMT = {"segment_size": T, "num_memory_tokens": 4, "d_mem": 32, "memory_layers": "all", "use_denom": False, "seed": 1}
 
 
@@ -94,25 +103,33 @@ def configs(work, b):
         "data": {"train": {"type": "synthetic", "tasks": [{"task": "essay"}]}},
         "training": dict(training(b["base"], 0.003, 1), batch_size=16)}
     out["swax_base_train.json"] = dict(out["base_train.json"], model=MODEL_SWAX)
+    out["base8_train.json"] = dict(out["base_train.json"], model=dict(MODEL, num_hidden_layers=8))
     out["base_recall_train.json"] = {
         "init_from": f"{work}/base", "sequence_length": 4 * T,
         "data": {"train": recall({"pairs": [[0, 2], [0.2, 4]], "queries_per_pair": 3, "distances": [[1, 3, 20]]})},
         "training": training(b["base_recall"], LR, 2)}
+    def phase(segments, task, steps):
+        return {"name": f"s{segments}", "data": {"train": recall(task)},
+                "curriculum": {"segments": [segments], "steps": [steps], "warmup_fraction": WARMUP_FRACTION,
+                               "schedule": "cosine", "min_lr_ratio": 0.1}}
+
     phases, previous = [], f"{work}/base"
     for (segments, task), steps in zip(PHASES, b["phase"]):
-        phases.append({"name": f"s{segments}", "data": {"train": recall(task)},
-                       "curriculum": {"segments": [segments], "steps": [steps], "warmup_fraction": WARMUP_FRACTION,
-                                      "schedule": "cosine", "min_lr_ratio": 0.1}})
+        phases.append(phase(segments, task, steps))
         name = f"full_{segments}"
         out[name + ".json"] = {"init_from": previous, "sequence_length": segments * T,
                                "data": {"train": recall(task)}, "training": training(steps, LR, 1)}
         previous = f"{work}/{name}"
-    for name, seed in (("armt_train.json", 1), ("armt_seed2_train.json", 2)):
-        out[name] = {
-            "armt": dict(ARMT, seed=seed), "freeze_base": False, "output": "merged", "phases": phases,
-            "training": {"batch_size": BATCH, "optimizer": {"lr": LR, "weight_decay": WEIGHT_DECAY},
-                         "clip_grad_norm": 1.0, "log_every": 20, "eval_batches": 2, "checkpoint_every": 500,
-                         "seed": seed}}
+    def armt(seed, phases=phases, **memory):
+        return {"armt": dict(ARMT, seed=seed, **memory), "freeze_base": False, "output": "merged", "phases": phases,
+                "training": {"batch_size": BATCH, "optimizer": {"lr": LR, "weight_decay": WEIGHT_DECAY},
+                             "clip_grad_norm": 1.0, "log_every": 20, "eval_batches": 2, "checkpoint_every": 500,
+                             "seed": seed}}
+    out["armt_train.json"] = armt(1)
+    out["armt_seed2_train.json"] = armt(2)
+    layer_phases = [phase(segments, task, steps) for (segments, task), steps in zip(PHASES, b["layer_phase"])]
+    for arm, layers in LAYER_SUBSETS.items():
+        out[f"layers_{arm}_train.json"] = armt(1, layer_phases, memory_layers=layers)
     return out
 
 

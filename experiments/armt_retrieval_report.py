@@ -10,7 +10,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from armt_report import cell_text, stage_info, svg_plot  # noqa: E402
-from report_lib import experiment_parser, fmt, markdown_table, read_json, training_table, use_swarmt, write_outputs  # noqa: E402
+from report_lib import fmt, markdown_table, read_json, recall_study_parser, training_table, use_swarmt, write_outputs  # noqa: E402
 
 SETS = {  # probe set -> what a reader sees
     "in_context": "two facts and their questions inside the first segment (50% for picking one of the two)",
@@ -28,11 +28,11 @@ LABELS = {"armt": "ARMT (memory in all layers)", "armt_seed2": "ARMT, second see
 STAGES = ["base", "base_recall", "armt", "armt_seed2", "swax_base", "armt_swax", "full_2", "full_4", "full_8"]
 
 
-def collect_cells(work):
+def collect_cells(work, sets=SETS):
     """model -> set -> distance -> {mean, ci95, count, successes}, over every report of the work directory."""
     cells = {}
     root = os.path.join(work, "eval")
-    for set_name in SETS:
+    for set_name in sets:
         for dirpath, _, files in os.walk(os.path.join(root, set_name)):
             if "summary.json" not in files:
                 continue
@@ -140,10 +140,7 @@ def comparisons(cells, T):
 
 
 def main():
-    ap = experiment_parser(__doc__)
-    ap.add_argument("--swarmt", required=True)
-    ap.add_argument("--segment", type=int, required=True, help="segment length T in tokens")
-    a = ap.parse_args()
+    a = recall_study_parser(__doc__).parse_args()
     use_swarmt(a.swarmt)
     T = a.segment
     os.makedirs(a.results, exist_ok=True)

@@ -1,5 +1,6 @@
 # Shell helpers shared by the experiment scripts (sourced, not run). The caller sets WORK (its work
-# directory) and EXPERIMENT (the name its error messages start with).
+# directory) and EXPERIMENT (the name its error messages start with); `probe` also reads S (the swarmt
+# binary), IDS (the recall task's id options) and the array ON (the device options).
 
 timed() {  # out_dir command...: runs the command unless out_dir has a config.json, records its seconds
   local out=$1; shift
@@ -22,4 +23,13 @@ json.dump(config, open(sys.argv[2], "w"), indent=1)
 PY
   fi
   echo "$out"
+}
+
+probe() {  # set name model distances samples [eval recall options...]: one `swarmt eval recall` report per
+           # call, in WORK/eval/<set>/<name>/d<distances>, kept (a rerun skips it)
+  local set=$1 name=$2 model=$3 distances=$4 samples=$5; shift 5
+  local out=$WORK/eval/$set/$name/d${distances//,/_}
+  [ -f "$out/summary.json" ] ||
+    "$S" -q eval recall --model "$model" --distances "$distances" --samples "$samples" --out "$out" $IDS "${ON[@]}" \
+      "$@" > /dev/null
 }

@@ -25,6 +25,14 @@ def experiment_parser(description):
     return ap
 
 
+def recall_study_parser(description):
+    """experiment_parser with the options of the recall studies' reports: the swarmt binary and T."""
+    ap = experiment_parser(description)
+    ap.add_argument("--swarmt", required=True)
+    ap.add_argument("--segment", type=int, required=True, help="segment length T in tokens")
+    return ap
+
+
 def read_json(path):
     try:
         with open(path) as f:
@@ -67,6 +75,23 @@ def eval_scores(summary_path):
     return {"lengths": agg["lengths"], "variants": agg["variants"], "overall": _mean({"mean": agg.get("overall")}),
             "by_length": {str(item["length"]): _mean(item) for item in agg["by_length"]},
             "by_variant_length": by_vl}
+
+
+def wilson(successes, n, z=1.959963984540054):
+    """95% Wilson score interval of successes / n, in percent (the interval `swarmt eval` reports per cell)."""
+    if n <= 0 or not 0 <= successes <= n:
+        raise SystemExit(f"report: no interval for {successes} of {n}")
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return [100 * max(0.0, centre - half), 100 * min(1.0, centre + half)]
+
+
+def pooled(cells):
+    """One cell from several of right-or-wrong questions: successes and counts summed, its Wilson interval."""
+    successes = sum(c["successes"] for c in cells)
+    count = sum(c["count"] for c in cells)
+    return {"mean": 100 * successes / count, "ci95": wilson(successes, count), "count": count, "successes": successes}
 
 
 def fmt(value, digits=1):

@@ -6,8 +6,11 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
+#include <vector>
 
 #include "swarmt/core/json.h"
+#include "swarmt/eval/wilson_interval.h"
 #include "test_util.h"
 
 namespace swarmt {
@@ -95,6 +98,38 @@ TEST(ExperimentReport, swax_windows_report_carries_the_training_and_recall_numbe
   EXPECT_TRUE(std::regex_search(text, std::regex(R"(\| GDN-SWAX ramp \(seed 1\) +\| +16 +\|)"))) << text;
 }
 
+TEST(ExperimentReport, report_wilson_interval_equals_the_engines_and_pooling_sums_the_questions) {
+  if (std::system("python3 -c 'import json' > /dev/null 2>&1") != 0) GTEST_SKIP() << "python3 is not installed";
+  const fs::path experiments = fs::path(SWARMT_TEST_DATA_DIR).parent_path().parent_path() / "experiments";
+  // Pooled cells (the reports' own arithmetic) must carry the interval `swarmt eval` would give the same
+  // questions: none, all, some right, small and large counts.
+  const std::vector<std::pair<int, int>> cases = {{0, 50}, {50, 50}, {40, 50}, {1, 3}, {347, 600}, {121, 200}};
+  std::string py = "import sys; sys.path.insert(0, '" + experiments.string() + "'); from report_lib import wilson, pooled\n";
+  for (const auto& [k, n] : cases) py += "print(*wilson(" + std::to_string(k) + ", " + std::to_string(n) + "))\n";
+  // 121 of 200 split into three cells pools to the interval of 121 of 200.
+  py += "c = pooled([{'successes': 40, 'count': 60}, {'successes': 41, 'count': 70}, {'successes': 40, 'count': 70}])\n"
+        "print(*c['ci95'], c['successes'], c['count'], c['mean'])\n";
+  TempDir tmp;
+  write_file(tmp.file("w.py"), py);
+  auto r = testing::run_shell("python3 " + tmp.file("w.py"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream out(r.out);
+  for (const auto& [k, n] : cases) {
+    double low = 0, high = 0;
+    out >> low >> high;
+    const eval::Interval engine = eval::wilson_interval(k, n);
+    EXPECT_NEAR(low, 100 * engine.low, 1e-9) << k << " of " << n;
+    EXPECT_NEAR(high, 100 * engine.high, 1e-9) << k << " of " << n;
+  }
+  double low = 0, high = 0, successes = 0, count = 0, mean = 0;
+  out >> low >> high >> successes >> count >> mean;
+  EXPECT_EQ(successes, 121);
+  EXPECT_EQ(count, 200);
+  EXPECT_DOUBLE_EQ(mean, 60.5);
+  EXPECT_NEAR(low, 100 * eval::wilson_interval(121, 200).low, 1e-9);
+  EXPECT_NEAR(high, 100 * eval::wilson_interval(121, 200).high, 1e-9);
+}
+
 TEST(ExperimentReport, a_missing_evaluation_is_reported_with_its_path) {
   if (std::system("python3 -c 'import json' > /dev/null 2>&1") != 0) GTEST_SKIP() << "python3 is not installed";
   TempDir tmp;
@@ -170,8 +205,16 @@ struct ArmtExperimentReport : ::testing::Test {
     probe("in_context", "swax_base", "base_answer", "4", "--pairs 2 --seed 7");
     probe("rewrites", "full", "base_answer", "320", "--pairs 5 --gap 62 --rewrites 2");
     run("-q armt cost --model " + work + "/armt --segments 1,2 --json " + work + "/cost.json");
-    for (const char* name : {"armt", "armt_mid"})
+    // The layer study's layout: arms named by their memory layers over one base, each probed in its
+    // segment and on five facts at 8T, 16T and 32T (T = 20) in one report.
+    fs::create_directory_symlink(work + "/armt", work + "/layers_all");
+    fs::create_directory_symlink(work + "/armt_mid", work + "/layers_middle_upper");
+    for (const char* name : {"layers_all", "layers_middle_upper"}) {
+      probe("in_context", name, name, "4", "--pairs 2");
+      probe("five_facts", name, name, "160,320,640", "--pairs 5 --gap 18");
       run("-q armt cost --model " + work + "/" + name + " --segments 1,8,32 --json " + work + "/cost_" + name + ".json");
+    }
+    probe("in_context", "base8", "base_answer", "4", "--pairs 2");
   }
   static void TearDownTestSuite() { delete tmp; }
   static void run(const std::string& args) {
@@ -297,16 +340,37 @@ TEST_F(ArmtExperimentReport, retrieval_report_merges_every_probe_of_a_model_with
   EXPECT_EQ(results.at("training").at("armt").at("steps"), 1);
 }
 
-TEST_F(ArmtExperimentReport, layers_report_reads_the_memory_layers_from_the_adapters) {
-  auto r = report("layers");
+TEST_F(ArmtExperimentReport, layers_report_reads_the_memory_layers_and_pools_questions_with_wilson_intervals) {
+  const fs::path script = fs::path(SWARMT_TEST_DATA_DIR).parent_path().parent_path() / "experiments" / "armt_layers_report.py";
+  auto r = testing::run_shell("python3 " + script.string() + " " + work + " " + out_dir.path() +
+                              " --mode quick --segment 20 --seconds 5 --swarmt " + SWARMT_BINARY);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const Json results = read_json(out_dir.path() + "/results.json");
-  EXPECT_EQ(results.at("memory").at("armt").at("memory_layers"), Json::array({0, 1}));
-  EXPECT_EQ(results.at("memory").at("armt_mid").at("memory_layers"), Json::array({1}));
-  const int64_t all = results.at("memory").at("armt").at("memory_parameters").get<int64_t>();
-  const int64_t one = results.at("memory").at("armt_mid").at("memory_parameters").get<int64_t>();
+  EXPECT_EQ(results.at("memory").at("layers_all").at("memory_layers"), Json::array({0, 1}));
+  EXPECT_EQ(results.at("memory").at("layers_middle_upper").at("memory_layers"), Json::array({1}));
+  const int64_t all = results.at("memory").at("layers_all").at("memory_parameters").get<int64_t>();
+  const int64_t one = results.at("memory").at("layers_middle_upper").at("memory_parameters").get<int64_t>();
   EXPECT_GT(one, 0);
   EXPECT_LT(one, all);
+  for (const char* name : {"layers_all", "layers_middle_upper"}) {
+    // The pooled cell over 8T-32T holds every question of the three distances; the probe asked them in one
+    // report, whose by-variant aggregate is the engine's own count and Wilson interval of the same questions.
+    const Json summary = read_json(work + "/eval/five_facts/" + name + "/d160_320_640/summary.json");
+    const Json& engine = summary.at("aggregates").at("by_variant").at(0);
+    const Json& cell = results.at("comparisons").at(name).at("pooled");
+    EXPECT_EQ(cell.at("count"), engine.at("count")) << name;
+    EXPECT_EQ(cell.at("successes"), engine.at("successes")) << name;
+    EXPECT_NEAR(cell.at("ci95")[0].get<double>(), engine.at("ci95")[0].get<double>(), 1e-9) << name;
+    EXPECT_NEAR(cell.at("ci95")[1].get<double>(), engine.at("ci95")[1].get<double>(), 1e-9) << name;
+    EXPECT_DOUBLE_EQ(results.at("comparisons").at(name).at("in_context").get<double>(),
+                     results.at("cells").at(name).at("in_context").at("4").at("mean").get<double>());
+  }
+  const Json& mid = results.at("comparisons").at("layers_middle_upper");
+  EXPECT_DOUBLE_EQ(mid.at("difference_to_all").get<double>(),
+                   mid.at("pooled").at("mean").get<double>() -
+                       results.at("comparisons").at("layers_all").at("pooled").at("mean").get<double>());
+  EXPECT_TRUE(results.at("cells").contains("base8")) << "the base's own in-segment score is reported beside the arms";
+  EXPECT_TRUE(fs::exists(out_dir.path() + "/five_facts.svg"));
 }
 
 TEST_F(ArmtExperimentReport, a_missing_cost_table_is_reported_with_its_path) {
