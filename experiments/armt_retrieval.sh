@@ -13,6 +13,8 @@
 #   full         the fair baseline: base with full attention trained on the same task configs,
 #                steps and learning rate, stage by stage (in distribution up to 8T)
 #   full_rope    the same model with linear RoPE scaling by L / 8T past 8T
+#   armt_noread  with --no-read: the same ARMT recipe, its memory tokens not reading the memory (each
+#                write computed from its own segment alone; docs/armt.md)
 #   armt_swax    with --swax-base: the same ARMT recipe over swax_base, a SWAX model of the base's size
 #                (mLSTM and sliding-window attention) pretrained like base: neither paper wraps a hybrid
 # Probes (`swarmt eval recall`, answers by argmax over all 259 ids; chance among the 8 values 12.5%):
@@ -24,13 +26,16 @@
 #   rewrites     five facts stated in three rounds, the answer the latest value, asked 8T ... 64T later
 # every cell with its 95% Wilson interval.
 #
-# Usage: experiments/armt_retrieval.sh [--quick] [--second-seed] [--swax-base] [--device DEV] [BUILD_DIR]
+# Usage: experiments/armt_retrieval.sh [--quick] [--second-seed] [--no-read] [--swax-base] [--device DEV]
+#                                   [BUILD_DIR]
 #   full: about 50 minutes on a fast 2-core machine, 200 questions per cell (an earlier run of this recipe
 #   with each key asked once; on a 2-core machine 2.5 times slower ARMT's 8-segment phase alone takes
 #   about 95 minutes, and the probes 7 minutes: docs/results/README.md); --quick: about 10 minutes, 40
 #   per cell.
 #   --second-seed: also ARMT with another seed (memory initialisation and data order) and its five-fact
 #   probes, the headline rows twice (ARMT's training time again, 44 minutes on the fast machine).
+#   --no-read: also armt_noread (with --second-seed its second seed too), with ARMT's probes (ARMT's
+#   training time again, per seed).
 #   --swax-base: also swax_base and ARMT over it (armt_swax), with ARMT's probes (ARMT's training time again).
 #   --device cuda: every training and probe on that device (a CUDA build, docs/scaling.md), one process;
 #   on one H200, ARMT trained at about 1.6e4 tokens/s against 2.2e3-2.7e3 on the 2 cores of the same
@@ -39,15 +44,16 @@
 #   plots) to docs/results/armt_retrieval[_quick]/. Stages already in the work directory are reused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MODE=full SEEDS=1 SWAX=0 DEVICE=cpu
+MODE=full SEEDS=1 NOREAD=0 SWAX=0 DEVICE=cpu
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) MODE=quick; shift ;;
     --second-seed) SEEDS=2; shift ;;
+    --no-read) NOREAD=1; shift ;;
     --swax-base) SWAX=1; shift ;;
     --device) [ $# -ge 2 ] || { echo "armt_retrieval: --device needs a value (cpu, cuda, cuda:N)" >&2; exit 2; }
               DEVICE=$2; shift 2 ;;
-    -*) echo "armt_retrieval: unknown option '$1' (options: --quick, --second-seed, --swax-base, --device DEV)" >&2; exit 2 ;;
+    -*) echo "armt_retrieval: unknown option '$1' (options: --quick, --second-seed, --no-read, --swax-base, --device DEV)" >&2; exit 2 ;;
     *) break ;;
   esac
 done
@@ -76,6 +82,14 @@ if [ $SEEDS = 2 ]; then
   timed "$WORK/armt_seed2" "$S" armt train --base "$WORK/base" --config "$WORK/armt_seed2_train.json" \
     --out "$WORK/armt_seed2" "${RUN[@]}"
 fi
+if [ $NOREAD = 1 ]; then
+  timed "$WORK/armt_noread" "$S" armt train --base "$WORK/base" --config "$WORK/armt_noread_train.json" \
+    --out "$WORK/armt_noread" "${RUN[@]}"
+  if [ $SEEDS = 2 ]; then
+    timed "$WORK/armt_noread_seed2" "$S" armt train --base "$WORK/base" --config "$WORK/armt_noread_seed2_train.json" \
+      --out "$WORK/armt_noread_seed2" "${RUN[@]}"
+  fi
+fi
 if [ $SWAX = 1 ]; then
   timed "$WORK/swax_base" "$S" train --config "$WORK/swax_base_train.json" --out "$WORK/swax_base" "${RUN[@]}"
   timed "$WORK/armt_swax" "$S" armt train --base "$WORK/swax_base" --config "$WORK/armt_train.json" \
@@ -89,8 +103,8 @@ done
 [ -e "$WORK/full" ] || ln -s "$last" "$WORK/full"
 
 five=$(( SAMPLES / 5 ))
-armts=armt; [ $SWAX = 1 ] && armts="armt armt_swax"
-in_context_models="armt full base base_recall"; [ $SWAX = 1 ] && in_context_models+=" armt_swax swax_base"
+armts=armt; [ $NOREAD = 1 ] && armts+=" armt_noread"; [ $SWAX = 1 ] && armts+=" armt_swax"
+in_context_models="$armts full base base_recall"; [ $SWAX = 1 ] && in_context_models+=" swax_base"
 for model in $in_context_models; do
   probe in_context $model "$WORK/$model" 4 $((SAMPLES / 2)) --pairs 2
 done
@@ -103,8 +117,12 @@ for model in $armts; do
   probe one_fact $model "$WORK/$model" $((16 * T)),$((32 * T)) $SAMPLES --pairs 1
 done
 if [ $SEEDS = 2 ]; then  # the headline rows again, from the second seed
-  probe five_facts armt_seed2 "$WORK/armt_seed2" $((5 * T)),$((8 * T)) $five --pairs 5 --gap $((T - 2))
-  probe five_facts armt_seed2 "$WORK/armt_seed2" $((16 * T)),$((32 * T)),$((64 * T)) $five --pairs 5 --gap $((T - 2))
+  seconds=armt_seed2; [ $NOREAD = 1 ] && seconds+=" armt_noread_seed2"
+  for model in $seconds; do
+    probe in_context $model "$WORK/$model" 4 $((SAMPLES / 2)) --pairs 2
+    probe five_facts $model "$WORK/$model" $((5 * T)),$((8 * T)) $five --pairs 5 --gap $((T - 2))
+    probe five_facts $model "$WORK/$model" $((16 * T)),$((32 * T)),$((64 * T)) $five --pairs 5 --gap $((T - 2))
+  done
 fi
 for model in $armts; do
   probe five_facts $model "$WORK/$model" $((16 * T)),$((32 * T)),$((64 * T)) $five --pairs 5 --gap $((T - 2))

@@ -33,6 +33,9 @@ The recipe (full mode; quick mode cuts every budget so that the study fits in 10
   armt_swax    the same ARMT recipe over swax_base (trained with `--swax-base`; neither paper wraps a hybrid);
   armt_seed2   the same ARMT recipe with another seed for the memory's initialisation and the data order
                (trained with `--second-seed`);
+  armt_noread  the same ARMT recipe with memory tokens that do not read the memory (`memory_tokens_read`
+               false, docs/armt.md): what a segment writes is computed from that segment alone (trained with
+               `--no-read`; with `--second-seed` also armt_noread_seed2);
   base8        the base with 8 layers instead of 4, pretrained as base is (experiments/armt_memory_layers.sh);
   layers_<arm> ARMT over base8 with memory in a subset of its layers (LAYER_SUBSETS): the phases s2 and s4
                of armt's recipe, 1500 steps each (experiments/armt_memory_layers.sh);
@@ -127,6 +130,8 @@ def configs(work, b):
                              "seed": seed}}
     out["armt_train.json"] = armt(1)
     out["armt_seed2_train.json"] = armt(2)
+    out["armt_noread_train.json"] = armt(1, memory_tokens_read=False)
+    out["armt_noread_seed2_train.json"] = armt(2, memory_tokens_read=False)
     layer_phases = [phase(segments, task, steps) for (segments, task), steps in zip(PHASES, b["layer_phase"])]
     for arm, layers in LAYER_SUBSETS.items():
         out[f"layers_{arm}_train.json"] = armt(1, layer_phases, memory_layers=layers)

@@ -10,7 +10,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from armt_report import cell_text, stage_info, svg_plot  # noqa: E402
-from report_lib import fmt, markdown_table, read_json, recall_study_parser, training_table, use_swarmt, write_outputs  # noqa: E402
+from report_lib import fmt, markdown_table, pooled, read_json, recall_study_parser, training_table, use_swarmt, write_outputs  # noqa: E402
 
 SETS = {  # probe set -> what a reader sees
     "in_context": "two facts and their questions inside the first segment (50% for picking one of the two)",
@@ -18,14 +18,23 @@ SETS = {  # probe set -> what a reader sees
     "five_facts": "five facts, each asked among 4 others (20% for picking one of the five stated values)",
     "rewrites": "five facts rewritten twice, the answer the latest value",
 }
-MODELS = ["armt", "armt_seed2", "armt_swax", "full", "full_rope", "base", "base_recall", "swax_base"]
+MODELS = ["armt", "armt_seed2", "armt_noread", "armt_noread_seed2", "armt_swax", "full", "full_rope", "base",
+          "base_recall", "swax_base"]
 LABELS = {"armt": "ARMT (memory in all layers)", "armt_seed2": "ARMT, second seed (initialisation and data order)",
+          "armt_noread": "ARMT, memory tokens that do not read the memory",
+          "armt_noread_seed2": "ARMT, memory tokens that do not read, second seed",
+          "armt_seeds_pooled": "ARMT, both seeds pooled",
+          "armt_noread_seeds_pooled": "ARMT, memory tokens that do not read, both seeds pooled",
           "full": "full attention, trained on the same data",
           "full_rope": "full attention + linear RoPE scaling", "base": "base (the language model ARMT wraps)",
           "base_recall": "base fine-tuned on in-context recall",
           "armt_swax": "ARMT over a SWAX base of the same size (mLSTM + sliding-window attention)",
           "swax_base": "SWAX base (the language model that ARMT wraps in the row above)"}
-STAGES = ["base", "base_recall", "armt", "armt_seed2", "swax_base", "armt_swax", "full_2", "full_4", "full_8"]
+STAGES = ["base", "base_recall", "armt", "armt_seed2", "armt_noread", "armt_noread_seed2", "swax_base", "armt_swax",
+          "full_2", "full_4", "full_8"]
+# ARMT arms judged beside `armt` in the acceptance comparisons, and the seeds pooled into one cell.
+OTHER_ARMS = ["armt_seed2", "armt_noread", "armt_noread_seed2", "armt_swax"]
+SEED_POOLS = {"armt_seeds_pooled": ["armt", "armt_seed2"], "armt_noread_seeds_pooled": ["armt_noread", "armt_noread_seed2"]}
 
 
 def collect_cells(work, sets=SETS):
@@ -120,8 +129,12 @@ def comparisons(cells, T):
                 row = {"armt": a["mean"], "armt_ci95": a["ci95"], "full": rivals[0] and rivals[0]["mean"],
                        "full_rope": rivals[1] and rivals[1]["mean"],
                        "above_both_baselines_with_disjoint_intervals": disjoint_above(a, rivals)}
-                for other in ("armt_seed2", "armt_swax"):
-                    second = get(other, set_name, n * T)
+                arms = {other: get(other, set_name, n * T) for other in OTHER_ARMS}
+                for pool, members in SEED_POOLS.items():
+                    cells_of_seeds = [get(m, set_name, n * T) for m in members]
+                    if all(c and c.get("successes") is not None for c in cells_of_seeds):
+                        arms[pool] = pooled(cells_of_seeds)
+                for other, second in arms.items():
                     if second:
                         row.update({other: second["mean"], f"{other}_ci95": second["ci95"],
                                     f"{other}_above_both_baselines_with_disjoint_intervals":
@@ -132,6 +145,11 @@ def comparisons(cells, T):
         out["in_context"] = {"armt": a["mean"], "base": base and base["mean"], "base_recall": recall and recall["mean"],
                              "difference_to_base": base and a["mean"] - base["mean"],
                              "difference_to_base_recall": recall and a["mean"] - recall["mean"]}
+    for other in ("armt_seed2", "armt_noread", "armt_noread_seed2"):
+        a = get(other, "in_context", 4)
+        if a and recall:
+            out[f"in_context_{other}"] = {other: a["mean"], "base_recall": recall["mean"],
+                                          "difference_to_base_recall": a["mean"] - recall["mean"]}
     a, base = get("armt_swax", "in_context", 4), get("swax_base", "in_context", 4)
     if a and base:
         out["in_context_swax"] = {"armt_swax": a["mean"], "swax_base": base["mean"],
@@ -147,7 +165,8 @@ def main():
     cells = collect_cells(a.work)
     stages = {s: stage_info(a.work, s) for s in STAGES if stage_info(a.work, s) is not None}
     command = "experiments/armt_retrieval.sh" + (" --quick" if a.mode == "quick" else "") + \
-        (" --second-seed" if "armt_seed2" in stages else "") + (" --swax-base" if "armt_swax" in stages else "")
+        (" --second-seed" if "armt_seed2" in stages else "") + (" --no-read" if "armt_noread" in stages else "") + \
+        (" --swax-base" if "armt_swax" in stages else "")
     results = {"experiment": "armt_retrieval", "mode": a.mode, "command": command, "wall_seconds": a.seconds,
                "segment_tokens": T, "cells": cells, "five_facts_by_order": by_order(a.work),
                "five_facts_answers": confusions(a.work), "training": stages,
@@ -192,19 +211,30 @@ def main():
                 for m in MODELS if m in answers for n in sorted(answers[m], key=int) for c in [answers[m][n]]]
         md += [""] + markdown_table(["model", "distance", "questions", "right", "another stated value",
                                      "of which the next fact's", "an unstated value", "not a value"], rows)
-    md += ["", "## The acceptance questions", ""]
-    rows = [[k, fmt(v.get("armt")), fmt(v.get("full")), fmt(v.get("full_rope")),
-             v.get("above_both_baselines_with_disjoint_intervals", "-"), fmt(v.get("armt_seed2")),
-             v.get("armt_seed2_above_both_baselines_with_disjoint_intervals", "-"), fmt(v.get("armt_swax")),
-             v.get("armt_swax_above_both_baselines_with_disjoint_intervals", "-")]
-            for k, v in results["comparisons"].items() if not k.startswith("in_context")]
-    md += markdown_table(["cell", "ARMT", "full attention", "full + RoPE scaling",
-                          "ARMT above both, intervals disjoint", "ARMT, second seed", "second seed above both",
-                          "ARMT over SWAX", "over SWAX above both"], rows)
+    md += ["", "## The acceptance questions", "",
+           "Each ARMT arm against the two fair baselines at 16T and 32T; \"pooled\" rows sum the questions of the "
+           "two seeds of an arm into one cell with its Wilson interval."]
+    rows = []
+    for k, v in results["comparisons"].items():
+        if k.startswith("in_context"):
+            continue
+        for arm in ["armt"] + OTHER_ARMS + list(SEED_POOLS):
+            key = "" if arm == "armt" else f"{arm}_"
+            if arm in v:
+                ci = v.get(f"{arm}_ci95")
+                rows.append([k, LABELS[arm],
+                             fmt(v[arm]) + (f" [{fmt(ci[0])}, {fmt(ci[1])}]" if ci else ""), fmt(v.get("full")),
+                             fmt(v.get("full_rope")), v.get(f"{key}above_both_baselines_with_disjoint_intervals", "-")])
+    md += [""] + markdown_table(["cell", "model", "accuracy [95% interval]", "full attention", "full + RoPE scaling",
+                                 "above both, intervals disjoint"], rows)
     inside = results["comparisons"].get("in_context")
     if inside:
         md += ["", f"Inside the first segment (two facts): ARMT {fmt(inside['armt'])}%, the base it wraps "
                f"{fmt(inside['base'])}%, the base fine-tuned on in-context recall {fmt(inside['base_recall'])}%."]
+    for other in ("armt_seed2", "armt_noread", "armt_noread_seed2"):
+        inside = results["comparisons"].get(f"in_context_{other}")
+        if inside:
+            md += ["", f"Inside the first segment (two facts), {LABELS[other]}: {fmt(inside[other])}%."]
     inside = results["comparisons"].get("in_context_swax")
     if inside:
         md += ["", f"Over the SWAX base, inside the first segment: ARMT {fmt(inside['armt_swax'])}%, the SWAX base "

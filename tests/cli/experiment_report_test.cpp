@@ -201,6 +201,9 @@ struct ArmtExperimentReport : ::testing::Test {
     probe("five_facts", "armt", "armt", "320", "--pairs 5 --gap 62");
     probe("five_facts", "armt_seed2", "armt_mid", "320", "--pairs 5 --gap 62");
     probe("five_facts", "armt_swax", "armt_mid", "320", "--pairs 5 --gap 62 --seed 7");
+    probe("five_facts", "armt_noread", "armt", "320", "--pairs 5 --gap 62 --seed 9");
+    probe("five_facts", "armt_noread_seed2", "armt_mid", "320", "--pairs 5 --gap 62 --seed 11");
+    probe("in_context", "armt_noread", "armt", "4", "--pairs 2 --seed 9");
     probe("in_context", "armt_swax", "armt_mid", "4", "--pairs 2");
     probe("in_context", "swax_base", "base_answer", "4", "--pairs 2 --seed 7");
     probe("rewrites", "full", "base_answer", "320", "--pairs 5 --gap 62 --rewrites 2");
@@ -336,6 +339,29 @@ TEST_F(ArmtExperimentReport, retrieval_report_merges_every_probe_of_a_model_with
   EXPECT_DOUBLE_EQ(swax_inside.at("difference_to_base").get<double>(),
                    results.at("cells").at("armt_swax").at("in_context").at("4").at("mean").get<double>() -
                        results.at("cells").at("swax_base").at("in_context").at("4").at("mean").get<double>());
+  // The two seeds of an arm pool into one cell: their questions summed, with the engine's Wilson interval.
+  const std::vector<std::pair<std::string, std::vector<std::string>>> pools = {
+      {"armt_seeds_pooled", {"armt", "armt_seed2"}}, {"armt_noread_seeds_pooled", {"armt_noread", "armt_noread_seed2"}}};
+  for (const auto& [pool, seeds] : pools) {
+    int64_t successes = 0, count = 0;
+    for (const auto& seed : seeds) {
+      const Json& cell = results.at("cells").at(seed).at("five_facts").at("320");
+      successes += cell.at("successes").get<int64_t>();
+      count += cell.at("count").get<int64_t>();
+    }
+    ASSERT_TRUE(headline.contains(pool)) << pool;
+    EXPECT_DOUBLE_EQ(headline.at(pool).get<double>(), 100.0 * successes / count) << pool;
+    const eval::Interval engine = eval::wilson_interval(successes, count);
+    EXPECT_NEAR(headline.at(pool + "_ci95")[0].get<double>(), 100 * engine.low, 1e-9) << pool;
+    EXPECT_NEAR(headline.at(pool + "_ci95")[1].get<double>(), 100 * engine.high, 1e-9) << pool;
+  }
+  const Json& noread_inside = results.at("comparisons").at("in_context_armt_noread");
+  EXPECT_DOUBLE_EQ(noread_inside.at("difference_to_base_recall").get<double>(),
+                   results.at("cells").at("armt_noread").at("in_context").at("4").at("mean").get<double>() -
+                       results.at("cells").at("base_recall").at("in_context").at("4").at("mean").get<double>());
+  std::ifstream readme_file(out_dir.path() + "/README.md");
+  const std::string readme((std::istreambuf_iterator<char>(readme_file)), std::istreambuf_iterator<char>());
+  EXPECT_NE(readme.find("memory tokens that do not read, both seeds pooled"), std::string::npos) << readme;
   EXPECT_TRUE(fs::exists(out_dir.path() + "/one_fact.svg"));
   EXPECT_EQ(results.at("training").at("armt").at("steps"), 1);
 }
