@@ -6,8 +6,8 @@
 #                               [BUILD_DIR] [OUT_DIR]
 #
 # Speed: R rounds, the binaries interleaved, each `swarmt train --config FILE --max-steps N` into a fresh
-# run directory; tokens/s is the run's own (metrics.jsonl's summary line), the median over rounds is
-# reported with the ratio new / old. Profile (needs Linux perf): one more run per binary under
+# run directory; tokens/s is the run's own over the steps after its first logged window (metrics.jsonl;
+# warm-up excluded), the median over rounds is reported with the ratio new / old. Profile (needs Linux perf): one more run per binary under
 # `perf record`, its samples grouped by component from the symbol and library names:
 #   dense GEMMs (BLAS)       projections, MLP, LM head and their gradients (OpenBLAS or another BLAS)
 #   small GEMMs              swarmt's block products (ops/gemm_small: attention bands, recurrent chunks,
@@ -62,7 +62,19 @@ run_speed() {
   rm -rf "$dir"
   "$bin" train --config "$CONFIG" --out "$dir" --max-steps "$STEPS" >"$dir.log" 2>&1 ||
     { echo "train_step_profile: $bin failed, see $dir.log" >&2; exit 1; }
-  python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["tokens_per_s"])' "$dir/metrics.jsonl"
+  python3 - "$dir/metrics.jsonl" <<'PY'
+import json, sys
+# Steady state: the windows after the first logged one. The first steps pay for allocations, page faults
+# and thread start-up (815ca28's binary ran its first 10 demo steps at about half its later rate), which
+# a long run does not.
+lines = [json.loads(l) for l in open(sys.argv[1]) if '"tokens_per_s"' in l]
+if len(lines) < 2:
+    sys.exit(f"train_step_profile: {sys.argv[1]}: fewer than two logged windows; raise --steps to "
+             "at least twice the config's training.log_every")
+tokens = sum(b["tokens"] - a["tokens"] for a, b in zip(lines, lines[1:]))
+seconds = sum((b["tokens"] - a["tokens"]) / b["tokens_per_s"] for a, b in zip(lines, lines[1:]))
+print(tokens / seconds)
+PY
 }
 
 : >"$OUT/speeds.txt"
