@@ -7,8 +7,9 @@
 #
 # Speed: R rounds, the binaries interleaved, each `swarmt train --config FILE --max-steps N` into a fresh
 # run directory; tokens/s is the run's own over the steps after its first logged window (metrics.jsonl;
-# warm-up excluded), the median over rounds is reported with the ratio new / old. Profile (needs Linux perf): one more run per binary under
-# `perf record`, its samples grouped by component from the symbol and library names:
+# warm-up excluded), the median over rounds is reported with the ratio new / old. Profile (needs Linux
+# perf): one more run per binary under `perf record`, its samples grouped by component from the symbol
+# and library names:
 #   dense GEMMs (BLAS)       projections, MLP, LM head and their gradients (OpenBLAS or another BLAS)
 #   small GEMMs              swarmt's block products (ops/gemm_small: attention bands, recurrent chunks,
 #                            and the training linears of ops/dense_linear)
