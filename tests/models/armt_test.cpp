@@ -118,12 +118,15 @@ at::Tensor naive_features(const at::Tensor& x, bool normalize) {  // x (d_mem) -
   return phi;
 }
 
-// memory_tokens_read false: the same, with the memory tokens left out of the read.
-void expect_naive_per_token_reference(bool memory_tokens_read) {
+// memory_tokens_read false: the same, with the memory tokens left out of the read; read_gate: each read
+// scaled by its position's σ(w·h + b).
+void expect_naive_per_token_reference(bool memory_tokens_read, bool read_gate = false) {
   SCOPED_TRACE(memory_tokens_read ? "memory tokens read" : "memory tokens do not read");
+  SCOPED_TRACE(read_gate ? "gated read" : "ungated read");
   auto base = make_base(tiny_llama_json(2));
   ArmtConfig config = small_armt(5, Json::array({1}));
   config.memory_tokens_read = memory_tokens_read;
+  config.read_gate = read_gate;
   ArmtModel armt(base, config);
   armt.to(at::kDouble);
   activate_memory(armt);
@@ -149,6 +152,7 @@ void expect_naive_per_token_reference(bool memory_tokens_read) {
       for (int64_t t = 0; t < (memory_tokens_read ? h.size(1) : len); ++t) {
         at::Tensor q = naive_features(layer->query->forward(h[0][t]), true);
         read[0][t] = at::matmul(memory.A.t(), q) / (at::dot(memory.z, q).item<double>() + 1e-5);
+        if (read_gate) read[0][t] *= at::sigmoid(layer->gate->forward(h[0][t]))[0].item<double>();
       }
       h = h + read;
     }
@@ -186,6 +190,11 @@ TEST(ArmtModel, memory_after_several_segments_equals_a_naive_per_token_reference
 
 TEST(ArmtModel, memory_tokens_that_do_not_read_equal_the_reference_without_their_read) {
   expect_naive_per_token_reference(/*memory_tokens_read=*/false);
+}
+
+TEST(ArmtModel, gated_reads_equal_the_reference_with_each_read_scaled_by_its_gate) {
+  expect_naive_per_token_reference(/*memory_tokens_read=*/false, /*read_gate=*/true);
+  expect_naive_per_token_reference(/*memory_tokens_read=*/true, /*read_gate=*/true);
 }
 
 double last_segment_loss(ArmtModel& model, const at::Tensor& tokens, int64_t seg) {
@@ -258,10 +267,11 @@ TEST(ArmtModel, streaming_in_any_chunks_equals_the_full_forward) {
   for (const Json& config : {tiny_llama_json(), tiny_swax_json(), tiny_gemma3_json()}) {
     for (bool memory_tokens_read : {true, false}) {  // a commit runs the memory tokens alone
       SCOPED_TRACE(config["model_type"].get<std::string>() +
-                   (memory_tokens_read ? "" : ", memory tokens do not read"));
+                   (memory_tokens_read ? "" : ", memory tokens do not read, gated reads"));
       auto base = make_base(config);
       ArmtConfig armt_config = small_armt(6, "alternate");
       armt_config.memory_tokens_read = memory_tokens_read;
+      armt_config.read_gate = !memory_tokens_read;
       ArmtModel armt(base, armt_config);
       armt.to(at::kDouble);
       activate_memory(armt);
@@ -377,6 +387,38 @@ TEST(ArmtIo, the_plain_delta_rule_is_kept_by_the_saved_model_and_changes_its_out
   at::Tensor other = load_model(tmp.file("plain"))->forward(tokens);
   expect_close(other.narrow(1, 0, 6), expected.narrow(1, 0, 6), 1e-5);
   EXPECT_GT((other.narrow(1, 6, 14) - expected.narrow(1, 6, 14)).abs().max().item<double>(), 1e-3);
+}
+
+TEST(ArmtIo, a_read_gate_is_saved_with_the_adapter_and_missing_gate_tensors_are_rejected) {
+  TempDir tmp;
+  auto base = make_base(tiny_llama_json());
+  base->to(at::kFloat);
+  save_model(*base, tmp.file("base"));
+  ArmtConfig gated = small_armt(6, Json::array({1}));
+  gated.read_gate = true;
+  auto armt = create_armt(tmp.file("base"), gated);
+  activate_memory(*armt);
+  save_armt_adapter(*armt, tmp.file("gated"), tmp.file("base"), {});
+  auto tokens = tokens_for(1, 20);
+  at::NoGradGuard no_grad;
+  at::Tensor expected = armt->forward(tokens);
+  expect_close(load_model(tmp.file("gated"))->forward(tokens), expected, 1e-5);
+  // The same adapter tensors without the gate read at full strength: a different model from segment 2 on.
+  Json ungated = read_json_file(tmp.file("gated/armt_config.json"));
+  EXPECT_EQ(ungated["read_gate"], true);
+  ungated["read_gate"] = false;
+  write_file_atomically(tmp.file("gated/armt_config.json"), ungated.dump());
+  at::Tensor other = load_model(tmp.file("gated"))->forward(tokens);
+  expect_close(other.narrow(1, 0, 6), expected.narrow(1, 0, 6), 1e-5);
+  EXPECT_GT((other.narrow(1, 6, 14) - expected.narrow(1, 6, 14)).abs().max().item<double>(), 1e-3);
+  // An adapter saved without a gate cannot be loaded as a gated one.
+  save_armt_adapter(*create_armt(tmp.file("base"), small_armt(6, Json::array({1}))), tmp.file("plain"),
+                    tmp.file("base"), {});
+  Json claims_gate = read_json_file(tmp.file("plain/armt_config.json"));
+  claims_gate["read_gate"] = true;
+  write_file_atomically(tmp.file("plain/armt_config.json"), claims_gate.dump());
+  const std::string message = bad_input_message([&] { load_model(tmp.file("plain")); });
+  EXPECT_NE(message.find("armt.layers.1.gate.weight' is missing"), std::string::npos) << message;
 }
 
 TEST(ArmtIo, broken_adapters_are_rejected_with_the_file_and_problem) {

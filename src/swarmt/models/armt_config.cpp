@@ -12,7 +12,7 @@ const std::vector<std::string>& armt_config_keys() {
   static const std::vector<std::string> keys = {
       "segment_size", "num_memory_tokens", "d_mem", "memory_layers", "num_heads", "dpfp_nu",
       "gamma_correction", "use_denom", "normalize_features", "eps", "bptt_depth", "checkpoint_segments",
-      "memory_init_std", "memory_tokens_read", "seed"};
+      "memory_init_std", "memory_tokens_read", "read_gate", "seed"};
   return keys;
 }
 
@@ -42,6 +42,7 @@ ArmtConfig ArmtConfig::from_json(const Json& json, const std::string& source) {
   SWARMT_CHECK_INPUT(c.memory_init_std >= 0 && c.memory_init_std < 1e3, v.describe("memory_init_std"),
                      " must be >= 0 (0: match the embeddings), got ", c.memory_init_std);
   c.memory_tokens_read = v.get_bool("memory_tokens_read", c.memory_tokens_read);
+  c.read_gate = v.get_bool("read_gate", c.read_gate);
   c.seed = static_cast<uint64_t>(v.get_int_in("seed", 0, 0, INT64_MAX));
   SWARMT_CHECK_INPUT(c.d_mem % c.num_heads == 0, v.describe("d_mem"), " (", c.d_mem,
                      ") must be divisible by num_heads (", c.num_heads, ")");
@@ -79,6 +80,7 @@ Json ArmtConfig::to_json() const {
               {"checkpoint_segments", checkpoint_segments},
               {"memory_init_std", memory_init_std},
               {"memory_tokens_read", memory_tokens_read},
+              {"read_gate", read_gate},
               {"seed", seed}};
 }
 

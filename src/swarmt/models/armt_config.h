@@ -6,7 +6,7 @@
 //   {"segment_size": 1024, "num_memory_tokens": 16, "d_mem": 64, "memory_layers": "all",
 //    "num_heads": 1, "dpfp_nu": 3, "gamma_correction": true, "use_denom": true, "normalize_features": true,
 //    "eps": 1e-5, "bptt_depth": 0, "checkpoint_segments": false, "memory_init_std": 0, "memory_tokens_read": true,
-//    "seed": 0}
+//    "read_gate": false, "seed": 0}
 //
 // memory_layers: "all", "alternate" (0, 2, 4, ...: the reference code's --alternate_layers),
 // "middle_upper:<fraction>" (round(fraction·L) consecutive layers, at least 1, centred in the upper
@@ -40,6 +40,11 @@ struct ArmtConfig {
   // read, so what a segment writes is computed from that segment alone; otherwise the retrieved values of
   // earlier segments enter the next write's keys (docs/armt.md, "Memory tokens that do not read").
   bool memory_tokens_read = true;
+  // false (the papers): every reading position adds all it retrieves. true: position t scales what it reads
+  // from memory head h by g = σ(w_h·x_t + b_h) (a deviation from the papers, docs/armt.md): with L2-normalised
+  // features every query has unit norm, so without a gate every position reads at full strength and the
+  // segment's filler carries the latest write into the memory tokens' next keys.
+  bool read_gate = false;
   uint64_t seed = 0;               // initialisation of the memory parameters
 
   static ArmtConfig from_json(const Json& json, const std::string& source);

@@ -47,7 +47,10 @@ double armt_forward_flops(const DecoderShape& s, const ArmtConfig& c, int64_t me
     const double n = real + (last ? 0 : M);
     total += static_cast<double>(s.layers) * decoder_layer_flops(s, n, n * (n + 1) / 2);
     double memory = 0;
-    if (seg > 0) memory += 2 * n * d * dm + 2 * n * Dk * d / Hm + 2 * n * Dk;
+    if (seg > 0) {
+      memory += 2 * n * d * dm + 2 * n * Dk * d / Hm + 2 * n * Dk;
+      if (c.read_gate) memory += 2 * n * d * Hm + n * d;
+    }
     if (!last) memory += 2 * M * d * (dm + d + Hm) + 4 * M * Dk * d / Hm + 2 * M * Dk;
     total += static_cast<double>(memory_layers) * memory;
   }

@@ -10,6 +10,7 @@
 // Full attention over N: pairs = N (N + 1) / 2. ARMT: each segment runs T real + M memory tokens with
 // pairs = (T + M)(T + M + 1) / 2 (the last segment has no memory tokens), and every memory layer adds
 //   read   2 n d d_mem + 2 n Dk d / H_m + 2 n Dk               (W_q; Aᵀφ(q); zᵀφ(q)), from segment 2 on
+//          + 2 n d H_m + n d with read_gate                     (the gate's projection; gate · read)
 //   write  2 M d (d_mem + d + H_m) + 4 M Dk d / H_m + 2 M Dk    (W_k, W_v, W_β; v̄ and A update; z)
 // with Dk = 2·nu·d_mem over H_m memory heads (each head: Dk/H_m × d/H_m). The LM head (2 N d V) is counted for the N real tokens in both.
 #pragma once

@@ -42,6 +42,10 @@ ArmtMemoryLayerImpl::ArmtMemoryLayerImpl(int64_t hidden_size, const ArmtConfig& 
   linear_default_init_(query, generator);
   linear_default_init_(key, generator);
   linear_default_init_(beta, generator);
+  if (c.read_gate) {  // drawn after the others, so configs without the gate initialise as before
+    gate = register_module("gate", nn::linear_layer(hidden_size, c.num_heads, true));
+    linear_default_init_(gate, generator);  // g ≈ 1/2 at the start
+  }
   at::NoGradGuard no_grad;
   value->weight.zero_();  // A stays 0: the wrapped model starts as the base model (§1.3)
 }
@@ -65,6 +69,9 @@ at::Tensor ArmtMemoryLayerImpl::read(const ops::AssocMemoryState& state, const a
   const int64_t batch = h.size(0), n = h.size(1);
   at::Tensor q = features(nn::linear(query, h), state.A.scalar_type());
   at::Tensor y = ops::assoc_read(state, q, eps_, use_denom_);                     // (B, H, N, d/H)
+  if (gate) {  // y_t,h ← σ(w_h·h_t + b_h) · y_t,h
+    y = y * at::sigmoid(nn::linear(gate, h).to(y.scalar_type())).permute({0, 2, 1}).unsqueeze(-1);
+  }
   return y.permute({0, 2, 1, 3}).reshape({batch, n, hidden_size_}).to(h.scalar_type());
 }
 

@@ -23,7 +23,8 @@
 // independent of the input length.
 //
 // Tensor names: the base model's own names, plus "armt.memory_tokens" (M, d) and per memory layer l
-// "armt.layers.<l>.{query,key,value,beta}.weight" and "armt.layers.<l>.beta.bias".
+// "armt.layers.<l>.{query,key,value,beta}.weight" and "armt.layers.<l>.beta.bias" (with read_gate also
+// "armt.layers.<l>.gate.{weight,bias}").
 #pragma once
 
 #include <functional>
@@ -51,6 +52,7 @@ class ArmtMemoryLayerImpl : public torch::nn::Module {
   at::Tensor features(const at::Tensor& projected, at::ScalarType dtype) const;
 
   torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr}, beta{nullptr};
+  torch::nn::Linear gate{nullptr};  // read_gate only: (d -> heads), the read's per-head gate
 
  private:
   int64_t hidden_size_, heads_, nu_;
