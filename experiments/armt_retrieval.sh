@@ -15,6 +15,14 @@
 #   full_rope    the same model with linear RoPE scaling by L / 8T past 8T
 #   armt_noread  with --no-read: the same ARMT recipe, its memory tokens not reading the memory (each
 #                write computed from its own segment alone; docs/armt.md)
+#   armt_gate    with --read-gate: armt_noread with a gate on every read, so that a position can leave the
+#                memory unread (`read_gate`, docs/armt.md)
+#   armt8_noread with --eight-layers: base8, the base with 8 layers pretrained as base is, wrapped like
+#                armt_noread, and its own fair baseline full8 / full8_rope (full attention over base8)
+#   armt_lm, armt_denom, armt_denom_nogamma
+#                with --recipe: the recipe's parts, beside armt_noread (seed 1): a continued language-model
+#                phase (2 -> 4 -> 8 segments of essay text) before the recall phases; the normalised rule
+#                with and without the gamma correction (phases s2 and s4)
 #   armt_swax    with --swax-base: the same ARMT recipe over swax_base, a SWAX model of the base's size
 #                (mLSTM and sliding-window attention) pretrained like base: neither paper wraps a hybrid
 # Probes (`swarmt eval recall`, answers by argmax over all 259 ids; chance among the 8 values 12.5%):
@@ -26,8 +34,8 @@
 #   rewrites     five facts stated in three rounds, the answer the latest value, asked 8T ... 64T later
 # every cell with its 95% Wilson interval.
 #
-# Usage: experiments/armt_retrieval.sh [--quick] [--second-seed] [--no-read] [--swax-base] [--device DEV]
-#                                   [BUILD_DIR]
+# Usage: experiments/armt_retrieval.sh [--quick] [--second-seed] [--no-read] [--read-gate] [--eight-layers]
+#                                   [--recipe] [--swax-base] [--device DEV] [BUILD_DIR]
 #   full: about 50 minutes on a fast 2-core machine, 200 questions per cell (an earlier run of this recipe
 #   with each key asked once; on a 2-core machine 2.5 times slower ARMT's 8-segment phase alone takes
 #   about 95 minutes, and the probes 7 minutes: docs/results/README.md); --quick: about 10 minutes, 40
@@ -35,7 +43,10 @@
 #   --second-seed: also ARMT with another seed (memory initialisation and data order) and its five-fact
 #   probes, the headline rows twice (ARMT's training time again, 44 minutes on the fast machine).
 #   --no-read: also armt_noread (with --second-seed its second seed too), with ARMT's probes (ARMT's
-#   training time again, per seed).
+#   training time again, per seed). --read-gate: likewise armt_gate.
+#   --eight-layers: also base8, armt8_noread (with --second-seed its second seed too) and the full-attention
+#   stages over base8, with the probes of armt and full (an ARMT arm over base8 takes twice armt's time).
+#   --recipe: also armt_lm, armt_denom and armt_denom_nogamma, with ARMT's probes (about twice ARMT's time).
 #   --swax-base: also swax_base and ARMT over it (armt_swax), with ARMT's probes (ARMT's training time again).
 #   --device cuda: every training and probe on that device (a CUDA build, docs/scaling.md), one process;
 #   on one H200, ARMT trained at about 1.6e4 tokens/s against 2.2e3-2.7e3 on the 2 cores of the same
@@ -44,16 +55,20 @@
 #   plots) to docs/results/armt_retrieval[_quick]/. Stages already in the work directory are reused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MODE=full SEEDS=1 NOREAD=0 SWAX=0 DEVICE=cpu
+MODE=full SEEDS=1 SWAX=0 EIGHT=0 RECIPE=0 DEVICE=cpu
+ARMS=()  # further ARMT arms over base: armt_<arm>, configs armt_<arm>[_seed2]_train.json
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) MODE=quick; shift ;;
     --second-seed) SEEDS=2; shift ;;
-    --no-read) NOREAD=1; shift ;;
+    --no-read) ARMS+=(noread); shift ;;
+    --read-gate) ARMS+=(gate); shift ;;
     --swax-base) SWAX=1; shift ;;
+    --eight-layers) EIGHT=1; shift ;;
+    --recipe) RECIPE=1; shift ;;
     --device) [ $# -ge 2 ] || { echo "armt_retrieval: --device needs a value (cpu, cuda, cuda:N)" >&2; exit 2; }
               DEVICE=$2; shift 2 ;;
-    -*) echo "armt_retrieval: unknown option '$1' (options: --quick, --second-seed, --no-read, --swax-base, --device DEV)" >&2; exit 2 ;;
+    -*) echo "armt_retrieval: unknown option '$1' (options: --quick, --second-seed, --no-read, --read-gate, --eight-layers, --recipe, --swax-base, --device DEV)" >&2; exit 2 ;;
     *) break ;;
   esac
 done
@@ -82,33 +97,52 @@ if [ $SEEDS = 2 ]; then
   timed "$WORK/armt_seed2" "$S" armt train --base "$WORK/base" --config "$WORK/armt_seed2_train.json" \
     --out "$WORK/armt_seed2" "${RUN[@]}"
 fi
-if [ $NOREAD = 1 ]; then
-  timed "$WORK/armt_noread" "$S" armt train --base "$WORK/base" --config "$WORK/armt_noread_train.json" \
-    --out "$WORK/armt_noread" "${RUN[@]}"
-  if [ $SEEDS = 2 ]; then
-    timed "$WORK/armt_noread_seed2" "$S" armt train --base "$WORK/base" --config "$WORK/armt_noread_seed2_train.json" \
-      --out "$WORK/armt_noread_seed2" "${RUN[@]}"
-  fi
-fi
+for arm in "${ARMS[@]}"; do
+  names=armt_$arm; [ $SEEDS = 2 ] && names+=" armt_${arm}_seed2"
+  for name in $names; do
+    timed "$WORK/$name" "$S" armt train --base "$WORK/base" --config "$WORK/${name}_train.json" \
+      --out "$WORK/$name" "${RUN[@]}"
+  done
+done
 if [ $SWAX = 1 ]; then
   timed "$WORK/swax_base" "$S" train --config "$WORK/swax_base_train.json" --out "$WORK/swax_base" "${RUN[@]}"
   timed "$WORK/armt_swax" "$S" armt train --base "$WORK/swax_base" --config "$WORK/armt_train.json" \
     --out "$WORK/armt_swax" "${RUN[@]}"
 fi
-last=
-for stage in $stages; do
-  timed "$WORK/$stage" "$S" train --config "$WORK/$stage.json" --out "$WORK/$stage" "${RUN[@]}"
-  last=$stage
+RECIPE_ARMS="armt_lm armt_denom armt_denom_nogamma"
+if [ $RECIPE = 1 ]; then
+  for name in $RECIPE_ARMS; do
+    timed "$WORK/$name" "$S" armt train --base "$WORK/base" --config "$WORK/${name}_train.json" --out "$WORK/$name" \
+      "${RUN[@]}"
+  done
+fi
+if [ $EIGHT = 1 ]; then
+  timed "$WORK/base8" "$S" train --config "$WORK/base8_train.json" --out "$WORK/base8" "${RUN[@]}"
+  names=armt8_noread; [ $SEEDS = 2 ] && names+=" armt8_noread_seed2"
+  for name in $names; do  # armt_noread's configs: the ARMT config does not name its base
+    timed "$WORK/$name" "$S" armt train --base "$WORK/base8" --config "$WORK/${name/armt8/armt}_train.json" \
+      --out "$WORK/$name" "${RUN[@]}"
+  done
+fi
+fulls=full; [ $EIGHT = 1 ] && fulls+=" full8"
+for full in $fulls; do  # the baseline's stages over base (full_2, ...) or base8 (full8_2, ...)
+  last=
+  for stage in ${stages//full_/${full}_}; do
+    timed "$WORK/$stage" "$S" train --config "$WORK/$stage.json" --out "$WORK/$stage" "${RUN[@]}"
+    last=$stage
+  done
+  [ -e "$WORK/$full" ] || ln -s "$last" "$WORK/$full"
 done
-[ -e "$WORK/full" ] || ln -s "$last" "$WORK/full"
 
 five=$(( SAMPLES / 5 ))
-armts=armt; [ $NOREAD = 1 ] && armts+=" armt_noread"; [ $SWAX = 1 ] && armts+=" armt_swax"
-in_context_models="$armts full base base_recall"; [ $SWAX = 1 ] && in_context_models+=" swax_base"
+armts=armt; for arm in "${ARMS[@]}"; do armts+=" armt_$arm"; done; [ $SWAX = 1 ] && armts+=" armt_swax"
+[ $EIGHT = 1 ] && armts+=" armt8_noread"; [ $RECIPE = 1 ] && armts+=" $RECIPE_ARMS"
+in_context_models="$armts $fulls base base_recall"; [ $SWAX = 1 ] && in_context_models+=" swax_base"
+[ $EIGHT = 1 ] && in_context_models+=" base8"
 for model in $in_context_models; do
   probe in_context $model "$WORK/$model" 4 $((SAMPLES / 2)) --pairs 2
 done
-for model in $armts full; do
+for model in $armts $fulls; do
   probe one_fact $model "$WORK/$model" $((2 * T)),$((4 * T)),$((8 * T)) $SAMPLES --pairs 1
   probe five_facts $model "$WORK/$model" $((5 * T)),$((8 * T)) $five --pairs 5 --gap $((T - 2))
   probe rewrites $model "$WORK/$model" $((8 * T)) $five --pairs 5 --gap $((T - 2)) --rewrites 2
@@ -117,7 +151,8 @@ for model in $armts; do
   probe one_fact $model "$WORK/$model" $((16 * T)),$((32 * T)) $SAMPLES --pairs 1
 done
 if [ $SEEDS = 2 ]; then  # the headline rows again, from the second seed
-  seconds=armt_seed2; [ $NOREAD = 1 ] && seconds+=" armt_noread_seed2"
+  seconds=armt_seed2; for arm in "${ARMS[@]}"; do seconds+=" armt_${arm}_seed2"; done
+  [ $EIGHT = 1 ] && seconds+=" armt8_noread_seed2"
   for model in $seconds; do
     probe in_context $model "$WORK/$model" 4 $((SAMPLES / 2)) --pairs 2
     probe five_facts $model "$WORK/$model" $((5 * T)),$((8 * T)) $five --pairs 5 --gap $((T - 2))
@@ -131,14 +166,17 @@ done
 # Full attention past its training length (8T), as trained and with linear RoPE scaling that maps the probe's
 # whole input (the statements before the distance included) into the trained 8T positions.
 fits() { echo $(( ($1 + 8 * T - 1) / (8 * T) )); }  # input tokens -> the smallest integer factor
-for n in 16 32; do
-  d=$((n * T))
-  probe one_fact full "$WORK/full" $d $SAMPLES --pairs 1
-  probe five_facts full "$WORK/full" $d $five --pairs 5 --gap $((T - 2))
-  probe rewrites full "$WORK/full" $d $five --pairs 5 --gap $((T - 2)) --rewrites 2
-  probe one_fact full_rope "$(rope_scaled full "$(fits $((d + 10)))")" $d $SAMPLES --pairs 1
-  probe five_facts full_rope "$(rope_scaled full "$(fits $((d + 5 * T + 10)))")" $d $five --pairs 5 --gap $((T - 2))
-  probe rewrites full_rope "$(rope_scaled full "$(fits $((d + 15 * T + 10)))")" $d $five --pairs 5 --gap $((T - 2)) --rewrites 2
+for full in $fulls; do
+  for n in 16 32; do
+    d=$((n * T))
+    probe one_fact $full "$WORK/$full" $d $SAMPLES --pairs 1
+    probe five_facts $full "$WORK/$full" $d $five --pairs 5 --gap $((T - 2))
+    probe rewrites $full "$WORK/$full" $d $five --pairs 5 --gap $((T - 2)) --rewrites 2
+    probe one_fact ${full}_rope "$(rope_scaled $full "$(fits $((d + 10)))")" $d $SAMPLES --pairs 1
+    probe five_facts ${full}_rope "$(rope_scaled $full "$(fits $((d + 5 * T + 10)))")" $d $five --pairs 5 --gap $((T - 2))
+    probe rewrites ${full}_rope "$(rope_scaled $full "$(fits $((d + 15 * T + 10)))")" $d $five --pairs 5 \
+      --gap $((T - 2)) --rewrites 2
+  done
 done
 
 python3 experiments/armt_retrieval_report.py "$WORK" "$RESULTS" --mode $MODE --segment $T --swarmt "$S" \

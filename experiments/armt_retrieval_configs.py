@@ -36,6 +36,9 @@ The recipe (full mode; quick mode cuts every budget so that the study fits in 10
   armt_noread  the same ARMT recipe with memory tokens that do not read the memory (`memory_tokens_read`
                false, docs/armt.md): what a segment writes is computed from that segment alone (trained with
                `--no-read`; with `--second-seed` also armt_noread_seed2);
+  armt_gate    the no-read arm with a gate on every read (`read_gate` true, docs/armt.md): each position
+               scales what it reads by a sigmoid of its own hidden state, so the filler can leave the memory
+               unread (trained with `--read-gate`; with `--second-seed` also armt_gate_seed2);
   base8        the base with 8 layers instead of 4, pretrained as base is (experiments/armt_memory_layers.sh);
   layers_<arm> ARMT over base8 with memory in a subset of its layers (LAYER_SUBSETS): the phases s2 and s4
                of armt's recipe, 1500 steps each (experiments/armt_memory_layers.sh);
@@ -56,8 +59,10 @@ PHASES = [  # ARMT phase = one full-attention stage: segments, recall task
 ]
 BUDGETS = {  # mode -> steps ("layer_phase": the layer study's s2 and s4, shorter than armt's so that its five
              # arms over the 8-layer base train in about an hour on 2 cores)
-    "full": {"base": 400, "base_recall": 1500, "phase": [2000, 2000, 3000], "layer_phase": [1500, 1500]},
-    "quick": {"base": 100, "base_recall": 200, "phase": [300, 200, 150], "layer_phase": [200, 100]},
+    "full": {"base": 400, "base_recall": 1500, "phase": [2000, 2000, 3000], "layer_phase": [1500, 1500],
+             "lm_phase": [200, 200, 200]},
+    "quick": {"base": 100, "base_recall": 200, "phase": [300, 200, 150], "layer_phase": [200, 100],
+              "lm_phase": [20, 20, 20]},
 }
 BATCH = 32
 LR = 0.002
@@ -116,13 +121,14 @@ def configs(work, b):
                 "curriculum": {"segments": [segments], "steps": [steps], "warmup_fraction": WARMUP_FRACTION,
                                "schedule": "cosine", "min_lr_ratio": 0.1}}
 
-    phases, previous = [], f"{work}/base"
-    for (segments, task), steps in zip(PHASES, b["phase"]):
-        phases.append(phase(segments, task, steps))
-        name = f"full_{segments}"
-        out[name + ".json"] = {"init_from": previous, "sequence_length": segments * T,
-                               "data": {"train": recall(task)}, "training": training(steps, LR, 1)}
-        previous = f"{work}/{name}"
+    phases = [phase(segments, task, steps) for (segments, task), steps in zip(PHASES, b["phase"])]
+    for base, prefix in (("base", "full"), ("base8", "full8")):  # the baseline over each base
+        previous = f"{work}/{base}"
+        for (segments, task), steps in zip(PHASES, b["phase"]):
+            name = f"{prefix}_{segments}"
+            out[name + ".json"] = {"init_from": previous, "sequence_length": segments * T,
+                                   "data": {"train": recall(task)}, "training": training(steps, LR, 1)}
+            previous = f"{work}/{name}"
     def armt(seed, phases=phases, **memory):
         return {"armt": dict(ARMT, seed=seed, **memory), "freeze_base": False, "output": "merged", "phases": phases,
                 "training": {"batch_size": BATCH, "optimizer": {"lr": LR, "weight_decay": WEIGHT_DECAY},
@@ -132,6 +138,19 @@ def configs(work, b):
     out["armt_seed2_train.json"] = armt(2)
     out["armt_noread_train.json"] = armt(1, memory_tokens_read=False)
     out["armt_noread_seed2_train.json"] = armt(2, memory_tokens_read=False)
+    out["armt_gate_train.json"] = armt(1, memory_tokens_read=False, read_gate=True)
+    out["armt_gate_seed2_train.json"] = armt(2, memory_tokens_read=False, read_gate=True)
+    # The recipe's parts (specs/armt.md §4), each against the no-read arm of the same seed: a continued
+    # language-model phase over 2 -> 4 -> 8 segments of essay text (loss on every token) before the recall
+    # phases; and the gamma correction, which only the normalised rule has (the study's plain rule keeps no
+    # z), so its ablation is a pair of normalised-rule arms with and without it, over the phases s2 and s4.
+    lm = {"name": "lm", "data": {"train": {"type": "synthetic", "tasks": [{"task": "essay"}]}},
+          "curriculum": {"segments": [2, 4, 8], "steps": b["lm_phase"], "warmup_fraction": WARMUP_FRACTION,
+                         "schedule": "cosine", "min_lr_ratio": 0.1}}
+    out["armt_lm_train.json"] = armt(1, [lm] + phases, memory_tokens_read=False)
+    for name, gamma in (("armt_denom", True), ("armt_denom_nogamma", False)):
+        out[f"{name}_train.json"] = armt(1, phases[:2], memory_tokens_read=False, use_denom=True,
+                                         gamma_correction=gamma)
     layer_phases = [phase(segments, task, steps) for (segments, task), steps in zip(PHASES, b["layer_phase"])]
     for arm, layers in LAYER_SUBSETS.items():
         out[f"layers_{arm}_train.json"] = armt(1, layer_phases, memory_layers=layers)

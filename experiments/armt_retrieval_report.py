@@ -18,23 +18,52 @@ SETS = {  # probe set -> what a reader sees
     "five_facts": "five facts, each asked among 4 others (20% for picking one of the five stated values)",
     "rewrites": "five facts rewritten twice, the answer the latest value",
 }
-MODELS = ["armt", "armt_seed2", "armt_noread", "armt_noread_seed2", "armt_swax", "full", "full_rope", "base",
+MODELS = ["armt", "armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate", "armt_gate_seed2", "armt8_noread",
+          "armt8_noread_seed2", "armt_lm", "armt_denom", "armt_denom_nogamma", "full8", "full8_rope", "base8",
+          "armt_swax", "full", "full_rope", "base",
           "base_recall", "swax_base"]
 LABELS = {"armt": "ARMT (memory in all layers)", "armt_seed2": "ARMT, second seed (initialisation and data order)",
           "armt_noread": "ARMT, memory tokens that do not read the memory",
           "armt_noread_seed2": "ARMT, memory tokens that do not read, second seed",
           "armt_seeds_pooled": "ARMT, both seeds pooled",
           "armt_noread_seeds_pooled": "ARMT, memory tokens that do not read, both seeds pooled",
+          "armt_gate": "ARMT, memory tokens that do not read, gated reads",
+          "armt_gate_seed2": "ARMT, memory tokens that do not read, gated reads, second seed",
+          "armt_gate_seeds_pooled": "ARMT, memory tokens that do not read, gated reads, both seeds pooled",
+          "armt8_noread": "ARMT over the 8-layer base, memory tokens that do not read",
+          "armt8_noread_seed2": "ARMT over the 8-layer base, memory tokens that do not read, second seed",
+          "armt8_noread_seeds_pooled": "ARMT over the 8-layer base, memory tokens that do not read, both seeds pooled",
+          "armt_lm": "ARMT, memory tokens that do not read, after a continued language-model phase",
+          "armt_denom": "ARMT, memory tokens that do not read, normalised rule with the gamma correction (s2, s4)",
+          "armt_denom_nogamma": "ARMT, memory tokens that do not read, normalised rule without gamma (s2, s4)",
+          "full8": "full attention over the 8-layer base, trained on the same data",
+          "full8_rope": "full attention over the 8-layer base + linear RoPE scaling",
+          "base8": "8-layer base (the language model the 8-layer arms wrap)",
           "full": "full attention, trained on the same data",
           "full_rope": "full attention + linear RoPE scaling", "base": "base (the language model ARMT wraps)",
           "base_recall": "base fine-tuned on in-context recall",
           "armt_swax": "ARMT over a SWAX base of the same size (mLSTM + sliding-window attention)",
           "swax_base": "SWAX base (the language model that ARMT wraps in the row above)"}
-STAGES = ["base", "base_recall", "armt", "armt_seed2", "armt_noread", "armt_noread_seed2", "swax_base", "armt_swax",
-          "full_2", "full_4", "full_8"]
+STAGES = ["base", "base_recall", "armt", "armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate",
+          "armt_gate_seed2", "base8", "armt8_noread", "armt8_noread_seed2", "armt_lm", "armt_denom",
+          "armt_denom_nogamma", "swax_base", "armt_swax",
+          "full_2", "full_4", "full_8",
+          "full8_2", "full8_4", "full8_8"]
 # ARMT arms judged beside `armt` in the acceptance comparisons, and the seeds pooled into one cell.
-OTHER_ARMS = ["armt_seed2", "armt_noread", "armt_noread_seed2", "armt_swax"]
-SEED_POOLS = {"armt_seeds_pooled": ["armt", "armt_seed2"], "armt_noread_seeds_pooled": ["armt_noread", "armt_noread_seed2"]}
+OTHER_ARMS = ["armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate", "armt_gate_seed2", "armt8_noread",
+              "armt8_noread_seed2", "armt_lm", "armt_denom", "armt_denom_nogamma", "armt_swax"]
+SEED_POOLS = {"armt_seeds_pooled": ["armt", "armt_seed2"], "armt_noread_seeds_pooled": ["armt_noread", "armt_noread_seed2"],
+              "armt_gate_seeds_pooled": ["armt_gate", "armt_gate_seed2"],
+              "armt8_noread_seeds_pooled": ["armt8_noread", "armt8_noread_seed2"]}
+
+
+def baselines_of(arm):
+    """The fair baselines an ARMT arm is judged against: full attention over the same base, as trained and
+    with RoPE scaling."""
+    return ("full8", "full8_rope") if arm.startswith("armt8") else ("full", "full_rope")
+# Arms with their own in-segment line (the Llama-based arms beside `armt`).
+IN_SEGMENT_ARMS = ["armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate", "armt_gate_seed2", "armt8_noread",
+                   "armt8_noread_seed2", "armt_lm", "armt_denom", "armt_denom_nogamma"]
 
 
 def collect_cells(work, sets=SETS):
@@ -129,6 +158,10 @@ def comparisons(cells, T):
                 row = {"armt": a["mean"], "armt_ci95": a["ci95"], "full": rivals[0] and rivals[0]["mean"],
                        "full_rope": rivals[1] and rivals[1]["mean"],
                        "above_both_baselines_with_disjoint_intervals": disjoint_above(a, rivals)}
+                for baseline in ("full8", "full8_rope"):
+                    cell = get(baseline, set_name, n * T)
+                    if cell:
+                        row[baseline] = cell["mean"]
                 arms = {other: get(other, set_name, n * T) for other in OTHER_ARMS}
                 for pool, members in SEED_POOLS.items():
                     cells_of_seeds = [get(m, set_name, n * T) for m in members]
@@ -138,14 +171,14 @@ def comparisons(cells, T):
                     if second:
                         row.update({other: second["mean"], f"{other}_ci95": second["ci95"],
                                     f"{other}_above_both_baselines_with_disjoint_intervals":
-                                        disjoint_above(second, rivals)})
+                                        disjoint_above(second, [get(m, set_name, n * T) for m in baselines_of(other)])})
                 out[f"{set_name}_{n}T"] = row
     a, base, recall = (get(m, "in_context", 4) for m in ("armt", "base", "base_recall"))
     if a and (base or recall):
         out["in_context"] = {"armt": a["mean"], "base": base and base["mean"], "base_recall": recall and recall["mean"],
                              "difference_to_base": base and a["mean"] - base["mean"],
                              "difference_to_base_recall": recall and a["mean"] - recall["mean"]}
-    for other in ("armt_seed2", "armt_noread", "armt_noread_seed2"):
+    for other in IN_SEGMENT_ARMS:
         a = get(other, "in_context", 4)
         if a and recall:
             out[f"in_context_{other}"] = {other: a["mean"], "base_recall": recall["mean"],
@@ -166,7 +199,8 @@ def main():
     stages = {s: stage_info(a.work, s) for s in STAGES if stage_info(a.work, s) is not None}
     command = "experiments/armt_retrieval.sh" + (" --quick" if a.mode == "quick" else "") + \
         (" --second-seed" if "armt_seed2" in stages else "") + (" --no-read" if "armt_noread" in stages else "") + \
-        (" --swax-base" if "armt_swax" in stages else "")
+        (" --read-gate" if "armt_gate" in stages else "") + (" --eight-layers" if "armt8_noread" in stages else "") + \
+        (" --recipe" if "armt_lm" in stages else "") + (" --swax-base" if "armt_swax" in stages else "")
     results = {"experiment": "armt_retrieval", "mode": a.mode, "command": command, "wall_seconds": a.seconds,
                "segment_tokens": T, "cells": cells, "five_facts_by_order": by_order(a.work),
                "five_facts_answers": confusions(a.work), "training": stages,
@@ -212,8 +246,9 @@ def main():
         md += [""] + markdown_table(["model", "distance", "questions", "right", "another stated value",
                                      "of which the next fact's", "an unstated value", "not a value"], rows)
     md += ["", "## The acceptance questions", "",
-           "Each ARMT arm against the two fair baselines at 16T and 32T; \"pooled\" rows sum the questions of the "
-           "two seeds of an arm into one cell with its Wilson interval."]
+           "Each ARMT arm against the two fair baselines over its own base at 16T and 32T (full attention over the "
+           "same base, trained on the same data, as trained and with RoPE scaling); \"pooled\" rows sum the "
+           "questions of the two seeds of an arm into one cell with its Wilson interval."]
     rows = []
     for k, v in results["comparisons"].items():
         if k.startswith("in_context"):
@@ -222,16 +257,17 @@ def main():
             key = "" if arm == "armt" else f"{arm}_"
             if arm in v:
                 ci = v.get(f"{arm}_ci95")
+                full, full_rope = baselines_of(arm)
                 rows.append([k, LABELS[arm],
-                             fmt(v[arm]) + (f" [{fmt(ci[0])}, {fmt(ci[1])}]" if ci else ""), fmt(v.get("full")),
-                             fmt(v.get("full_rope")), v.get(f"{key}above_both_baselines_with_disjoint_intervals", "-")])
+                             fmt(v[arm]) + (f" [{fmt(ci[0])}, {fmt(ci[1])}]" if ci else ""), fmt(v.get(full)),
+                             fmt(v.get(full_rope)), v.get(f"{key}above_both_baselines_with_disjoint_intervals", "-")])
     md += [""] + markdown_table(["cell", "model", "accuracy [95% interval]", "full attention", "full + RoPE scaling",
                                  "above both, intervals disjoint"], rows)
     inside = results["comparisons"].get("in_context")
     if inside:
         md += ["", f"Inside the first segment (two facts): ARMT {fmt(inside['armt'])}%, the base it wraps "
                f"{fmt(inside['base'])}%, the base fine-tuned on in-context recall {fmt(inside['base_recall'])}%."]
-    for other in ("armt_seed2", "armt_noread", "armt_noread_seed2"):
+    for other in IN_SEGMENT_ARMS:
         inside = results["comparisons"].get(f"in_context_{other}")
         if inside:
             md += ["", f"Inside the first segment (two facts), {LABELS[other]}: {fmt(inside[other])}%."]

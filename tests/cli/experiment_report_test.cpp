@@ -204,6 +204,11 @@ struct ArmtExperimentReport : ::testing::Test {
     probe("five_facts", "armt_noread", "armt", "320", "--pairs 5 --gap 62 --seed 9");
     probe("five_facts", "armt_noread_seed2", "armt_mid", "320", "--pairs 5 --gap 62 --seed 11");
     probe("in_context", "armt_noread", "armt", "4", "--pairs 2 --seed 9");
+    probe("five_facts", "armt_gate", "armt", "320", "--pairs 5 --gap 62 --seed 13");
+    probe("five_facts", "armt_gate_seed2", "armt_mid", "320", "--pairs 5 --gap 62 --seed 15");
+    probe("five_facts", "armt8_noread", "armt", "320", "--pairs 5 --gap 62 --seed 17");
+    probe("five_facts", "full8", "base_answer", "320", "--pairs 5 --gap 62 --seed 19");
+    probe("five_facts", "full8_rope", "base_answer", "320", "--pairs 5 --gap 62 --seed 21");
     probe("in_context", "armt_swax", "armt_mid", "4", "--pairs 2");
     probe("in_context", "swax_base", "base_answer", "4", "--pairs 2 --seed 7");
     probe("rewrites", "full", "base_answer", "320", "--pairs 5 --gap 62 --rewrites 2");
@@ -341,7 +346,9 @@ TEST_F(ArmtExperimentReport, retrieval_report_merges_every_probe_of_a_model_with
                        results.at("cells").at("swax_base").at("in_context").at("4").at("mean").get<double>());
   // The two seeds of an arm pool into one cell: their questions summed, with the engine's Wilson interval.
   const std::vector<std::pair<std::string, std::vector<std::string>>> pools = {
-      {"armt_seeds_pooled", {"armt", "armt_seed2"}}, {"armt_noread_seeds_pooled", {"armt_noread", "armt_noread_seed2"}}};
+      {"armt_seeds_pooled", {"armt", "armt_seed2"}},
+      {"armt_noread_seeds_pooled", {"armt_noread", "armt_noread_seed2"}},
+      {"armt_gate_seeds_pooled", {"armt_gate", "armt_gate_seed2"}}};
   for (const auto& [pool, seeds] : pools) {
     int64_t successes = 0, count = 0;
     for (const auto& seed : seeds) {
@@ -355,6 +362,14 @@ TEST_F(ArmtExperimentReport, retrieval_report_merges_every_probe_of_a_model_with
     EXPECT_NEAR(headline.at(pool + "_ci95")[0].get<double>(), 100 * engine.low, 1e-9) << pool;
     EXPECT_NEAR(headline.at(pool + "_ci95")[1].get<double>(), 100 * engine.high, 1e-9) << pool;
   }
+  // An arm over the 8-layer base is judged against full attention over that base, not over the 4-layer one.
+  const auto cell_of = [&](const std::string& model) { return results.at("cells").at(model).at("five_facts").at("320"); };
+  EXPECT_DOUBLE_EQ(headline.at("full8").get<double>(), cell_of("full8").at("mean").get<double>());
+  EXPECT_TRUE(headline.at("full").is_null()) << "the 4-layer baseline was not probed at 16T";
+  const double rivals_high = std::max(cell_of("full8").at("ci95")[1].get<double>(),
+                                      cell_of("full8_rope").at("ci95")[1].get<double>());
+  EXPECT_EQ(headline.at("armt8_noread_above_both_baselines_with_disjoint_intervals").get<bool>(),
+            cell_of("armt8_noread").at("ci95")[0].get<double>() > rivals_high);
   const Json& noread_inside = results.at("comparisons").at("in_context_armt_noread");
   EXPECT_DOUBLE_EQ(noread_inside.at("difference_to_base_recall").get<double>(),
                    results.at("cells").at("armt_noread").at("in_context").at("4").at("mean").get<double>() -
@@ -362,6 +377,7 @@ TEST_F(ArmtExperimentReport, retrieval_report_merges_every_probe_of_a_model_with
   std::ifstream readme_file(out_dir.path() + "/README.md");
   const std::string readme((std::istreambuf_iterator<char>(readme_file)), std::istreambuf_iterator<char>());
   EXPECT_NE(readme.find("memory tokens that do not read, both seeds pooled"), std::string::npos) << readme;
+  EXPECT_NE(readme.find("gated reads, both seeds pooled"), std::string::npos) << readme;
   EXPECT_TRUE(fs::exists(out_dir.path() + "/one_fact.svg"));
   EXPECT_EQ(results.at("training").at("armt").at("steps"), 1);
 }
