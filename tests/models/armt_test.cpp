@@ -344,6 +344,20 @@ TEST(ArmtConfig, malformed_configs_name_the_field) {
             "ARMT config: field 'memory_layers': layer 3 does not exist (the base model has 3 layers, 0..2)");
 }
 
+// Flips a boolean field of a saved ARMT model's config (segments of 6 tokens, 20 tokens in all): the
+// first segment, read before any write, answers as before; the later ones differently.
+void expect_flipped_flag_changes_only_later_segments(const std::string& dir, const std::string& config_file,
+                                                     const std::string& field, const at::Tensor& tokens,
+                                                     const at::Tensor& expected) {
+  Json config = read_json_file(dir + "/" + config_file);
+  ASSERT_TRUE(config[field].is_boolean()) << field;
+  config[field] = !config[field].get<bool>();
+  write_file_atomically(dir + "/" + config_file, config.dump());
+  at::Tensor other = load_model(dir)->forward(tokens);
+  expect_close(other.narrow(1, 0, 6), expected.narrow(1, 0, 6), 1e-5);
+  EXPECT_GT((other.narrow(1, 6, 14) - expected.narrow(1, 6, 14)).abs().max().item<double>(), 1e-3) << field;
+}
+
 TEST(ArmtIo, adapter_and_merged_directories_load_the_same_model) {
   TempDir tmp;
   auto base = make_base(tiny_llama_json());
@@ -380,13 +394,8 @@ TEST(ArmtIo, the_plain_delta_rule_is_kept_by_the_saved_model_and_changes_its_out
   at::Tensor expected = armt->forward(tokens);
   expect_close(load_model(tmp.file("plain"))->forward(tokens), expected, 1e-5);
   // The same weights under the normalised rule answer differently from the second segment on.
-  Json normalised = read_json_file(tmp.file("plain/config.json"));
-  EXPECT_EQ(normalised["use_denom"], false);
-  normalised["use_denom"] = true;
-  write_file_atomically(tmp.file("plain/config.json"), normalised.dump());
-  at::Tensor other = load_model(tmp.file("plain"))->forward(tokens);
-  expect_close(other.narrow(1, 0, 6), expected.narrow(1, 0, 6), 1e-5);
-  EXPECT_GT((other.narrow(1, 6, 14) - expected.narrow(1, 6, 14)).abs().max().item<double>(), 1e-3);
+  EXPECT_EQ(read_json_file(tmp.file("plain/config.json"))["use_denom"], false);
+  expect_flipped_flag_changes_only_later_segments(tmp.file("plain"), "config.json", "use_denom", tokens, expected);
 }
 
 TEST(ArmtIo, a_read_gate_is_saved_with_the_adapter_and_missing_gate_tensors_are_rejected) {
@@ -404,13 +413,9 @@ TEST(ArmtIo, a_read_gate_is_saved_with_the_adapter_and_missing_gate_tensors_are_
   at::Tensor expected = armt->forward(tokens);
   expect_close(load_model(tmp.file("gated"))->forward(tokens), expected, 1e-5);
   // The same adapter tensors without the gate read at full strength: a different model from segment 2 on.
-  Json ungated = read_json_file(tmp.file("gated/armt_config.json"));
-  EXPECT_EQ(ungated["read_gate"], true);
-  ungated["read_gate"] = false;
-  write_file_atomically(tmp.file("gated/armt_config.json"), ungated.dump());
-  at::Tensor other = load_model(tmp.file("gated"))->forward(tokens);
-  expect_close(other.narrow(1, 0, 6), expected.narrow(1, 0, 6), 1e-5);
-  EXPECT_GT((other.narrow(1, 6, 14) - expected.narrow(1, 6, 14)).abs().max().item<double>(), 1e-3);
+  EXPECT_EQ(read_json_file(tmp.file("gated/armt_config.json"))["read_gate"], true);
+  expect_flipped_flag_changes_only_later_segments(tmp.file("gated"), "armt_config.json", "read_gate", tokens,
+                                                  expected);
   // An adapter saved without a gate cannot be loaded as a gated one.
   save_armt_adapter(*create_armt(tmp.file("base"), small_armt(6, Json::array({1}))), tmp.file("plain"),
                     tmp.file("base"), {});
