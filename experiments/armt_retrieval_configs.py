@@ -39,7 +39,14 @@ The recipe (full mode; quick mode cuts every budget so that the study fits in 10
   armt_gate    the no-read arm with a gate on every read (`read_gate` true, docs/armt.md): each position
                scales what it reads by a sigmoid of its own hidden state, so the filler can leave the memory
                unread (trained with `--read-gate`; with `--second-seed` also armt_gate_seed2);
-  base8        the base with 8 layers instead of 4, pretrained as base is (experiments/armt_memory_layers.sh);
+  armt_lm      the no-read arm after a continued language-model phase (essay text over 2 -> 4 -> 8 segments,
+               loss on every token; trained with `--recipe`, as are the next two);
+  armt_denom, armt_denom_nogamma
+               the normalised rule (`use_denom` true) with and without the gamma correction, no-read, the
+               phases s2 and s4 only: the gamma ablation (the plain rule keeps no z for gamma to correct);
+  base8        the base with 8 layers instead of 4, pretrained as base is (experiments/armt_memory_layers.sh;
+               with `--eight-layers` also wrapped like armt_noread as armt8_noread, beside full8_<n>, the
+               fair baseline's stages over base8);
   layers_<arm> ARMT over base8 with memory in a subset of its layers (LAYER_SUBSETS): the phases s2 and s4
                of armt's recipe, 1500 steps each (experiments/armt_memory_layers.sh);
   full_<n>     the fair baseline: base with full attention trained on the same task configs (the same

@@ -56,14 +56,15 @@ SEED_POOLS = {"armt_seeds_pooled": ["armt", "armt_seed2"], "armt_noread_seeds_po
               "armt_gate_seeds_pooled": ["armt_gate", "armt_gate_seed2"],
               "armt8_noread_seeds_pooled": ["armt8_noread", "armt8_noread_seed2"]}
 
+# Arms with their own in-segment line (the Llama-based arms beside `armt`).
+IN_SEGMENT_ARMS = ["armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate", "armt_gate_seed2", "armt8_noread",
+                   "armt8_noread_seed2", "armt_lm", "armt_denom", "armt_denom_nogamma"]
+
 
 def baselines_of(arm):
     """The fair baselines an ARMT arm is judged against: full attention over the same base, as trained and
     with RoPE scaling."""
     return ("full8", "full8_rope") if arm.startswith("armt8") else ("full", "full_rope")
-# Arms with their own in-segment line (the Llama-based arms beside `armt`).
-IN_SEGMENT_ARMS = ["armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate", "armt_gate_seed2", "armt8_noread",
-                   "armt8_noread_seed2", "armt_lm", "armt_denom", "armt_denom_nogamma"]
 
 
 def collect_cells(work, sets=SETS):
