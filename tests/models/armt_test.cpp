@@ -119,14 +119,18 @@ at::Tensor naive_features(const at::Tensor& x, bool normalize) {  // x (d_mem) -
 }
 
 // memory_tokens_read false: the same, with the memory tokens left out of the read; read_gate: each read
-// scaled by its position's σ(w·h + b).
-void expect_naive_per_token_reference(bool memory_tokens_read, bool read_gate = false) {
+// scaled by its position's σ(w·h + b); separate_write_pass: the segment read alone, and written from a
+// second pass over the segment and the memory tokens in which nothing reads.
+void expect_naive_per_token_reference(bool memory_tokens_read, bool read_gate = false,
+                                      bool separate_write_pass = false) {
   SCOPED_TRACE(memory_tokens_read ? "memory tokens read" : "memory tokens do not read");
   SCOPED_TRACE(read_gate ? "gated read" : "ungated read");
+  SCOPED_TRACE(separate_write_pass ? "separate write pass" : "one pass");
   auto base = make_base(tiny_llama_json(2));
   ArmtConfig config = small_armt(5, Json::array({1}));
   config.memory_tokens_read = memory_tokens_read;
   config.read_gate = read_gate;
+  config.separate_write_pass = separate_write_pass;
   ArmtModel armt(base, config);
   armt.to(at::kDouble);
   activate_memory(armt);
@@ -143,7 +147,9 @@ void expect_naive_per_token_reference(bool memory_tokens_read, bool read_gate = 
   std::vector<at::Tensor> hidden_parts;
   for (int64_t begin = 0; begin < n; begin += seg) {
     const int64_t len = std::min(seg, n - begin);
-    at::Tensor h = at::cat({base->embed(tokens.narrow(1, begin, len)), armt.memory_tokens().unsqueeze(0)}, 1);
+    const at::Tensor x = base->embed(tokens.narrow(1, begin, len));
+    const at::Tensor with_memory_tokens = at::cat({x, armt.memory_tokens().unsqueeze(0)}, 1);
+    at::Tensor h = separate_write_pass ? x : with_memory_tokens;
     nn::LayerContext ctx;
     ctx.positions = make_positions(h.size(1), 0);
     h = base->layer(0).forward(h, ctx);
@@ -157,10 +163,16 @@ void expect_naive_per_token_reference(bool memory_tokens_read, bool read_gate = 
       h = h + read;
     }
     h = base->layer(1).forward(h, ctx);
+    at::Tensor written = h;  // the outputs the memory tokens write from
+    if (separate_write_pass) {
+      nn::LayerContext write_ctx;
+      write_ctx.positions = make_positions(len + mem, 0);
+      written = base->layer(1).forward(base->layer(0).forward(with_memory_tokens, write_ctx), write_ctx);
+    }
     // write, memory token by memory token, all against the previous A and z
     at::Tensor dA = at::zeros_like(memory.A), dz = at::zeros_like(memory.z);
     for (int64_t i = 0; i < mem; ++i) {
-      at::Tensor m = h[0][len + i];
+      at::Tensor m = written[0][len + i];
       at::Tensor k = naive_features(layer->key->forward(m), true);
       at::Tensor v = layer->value->forward(m);
       const double b = at::sigmoid(layer->beta->forward(m))[0].item<double>();
@@ -195,6 +207,11 @@ TEST(ArmtModel, memory_tokens_that_do_not_read_equal_the_reference_without_their
 TEST(ArmtModel, gated_reads_equal_the_reference_with_each_read_scaled_by_its_gate) {
   expect_naive_per_token_reference(/*memory_tokens_read=*/false, /*read_gate=*/true);
   expect_naive_per_token_reference(/*memory_tokens_read=*/true, /*read_gate=*/true);
+}
+
+TEST(ArmtModel, a_separate_write_pass_equals_the_reference_whose_writes_see_their_segment_alone) {
+  expect_naive_per_token_reference(/*memory_tokens_read=*/false, /*read_gate=*/false, /*separate_write_pass=*/true);
+  expect_naive_per_token_reference(/*memory_tokens_read=*/false, /*read_gate=*/true, /*separate_write_pass=*/true);
 }
 
 double last_segment_loss(ArmtModel& model, const at::Tensor& tokens, int64_t seg) {
@@ -236,11 +253,13 @@ std::vector<at::Tensor> gradients(ArmtModel& model) {
 
 TEST(ArmtModel, checkpointed_and_truncated_backprop_give_the_loss_of_the_plain_version) {
   auto tokens = tokens_for(2, 20);
-  auto run = [&](bool checkpoint, int64_t bptt) {
+  auto run = [&](bool checkpoint, int64_t bptt, bool separate_write_pass = false) {
     auto base = make_base(tiny_llama_json());
     ArmtConfig c = small_armt(6);
     c.checkpoint_segments = checkpoint;
     c.bptt_depth = bptt;
+    c.memory_tokens_read = !separate_write_pass;
+    c.separate_write_pass = separate_write_pass;
     auto armt = std::make_shared<ArmtModel>(base, c);
     armt->to(at::kDouble);
     activate_memory(*armt);
@@ -256,6 +275,10 @@ TEST(ArmtModel, checkpointed_and_truncated_backprop_give_the_loss_of_the_plain_v
   EXPECT_NEAR(both_loss, plain_loss, 1e-12);
   ASSERT_EQ(ckpt_grads.size(), plain_grads.size());
   for (size_t i = 0; i < plain_grads.size(); ++i) expect_close(ckpt_grads[i], plain_grads[i], 1e-10);
+  auto [separate_loss, separate_grads] = run(false, 0, true);  // a recomputed segment makes both passes
+  auto [separate_ckpt_loss, separate_ckpt_grads] = run(true, 0, true);
+  EXPECT_NEAR(separate_ckpt_loss, separate_loss, 1e-12);
+  for (size_t i = 0; i < separate_grads.size(); ++i) expect_close(separate_ckpt_grads[i], separate_grads[i], 1e-10);
   // Truncation cuts the gradient paths through older memory: some gradient must differ.
   double max_diff = 0;
   for (size_t i = 0; i < plain_grads.size(); ++i)
@@ -265,13 +288,17 @@ TEST(ArmtModel, checkpointed_and_truncated_backprop_give_the_loss_of_the_plain_v
 
 TEST(ArmtModel, streaming_in_any_chunks_equals_the_full_forward) {
   for (const Json& config : {tiny_llama_json(), tiny_swax_json(), tiny_gemma3_json()}) {
-    for (bool memory_tokens_read : {true, false}) {  // a commit runs the memory tokens alone
+    // A commit runs the memory tokens alone; a separate write pass keeps a second segment state to write from.
+    const std::vector<std::pair<bool, bool>> variants = {{true, false}, {false, false}, {false, true}};
+    for (const auto& [memory_tokens_read, separate_write_pass] : variants) {
       SCOPED_TRACE(config["model_type"].get<std::string>() +
-                   (memory_tokens_read ? "" : ", memory tokens do not read, gated reads"));
+                   (memory_tokens_read ? "" : ", memory tokens do not read, gated reads") +
+                   (separate_write_pass ? ", separate write pass" : ""));
       auto base = make_base(config);
       ArmtConfig armt_config = small_armt(6, "alternate");
       armt_config.memory_tokens_read = memory_tokens_read;
       armt_config.read_gate = !memory_tokens_read;
+      armt_config.separate_write_pass = separate_write_pass;
       ArmtModel armt(base, armt_config);
       armt.to(at::kDouble);
       activate_memory(armt);
@@ -339,6 +366,9 @@ TEST(ArmtConfig, malformed_configs_name_the_field) {
   EXPECT_NE(error(Json{{"segment_size", 0}}).find("segment_size"), std::string::npos);
   EXPECT_NE(error(Json{{"num_memory_tokens", "8"}}).find("num_memory_tokens"), std::string::npos);
   EXPECT_NE(error(Json{{"memory_tokens", 8}}).find("memory_tokens"), std::string::npos);  // unknown key
+  EXPECT_EQ(error(Json{{"separate_write_pass", true}}),
+            "a.json: field 'memory_tokens_read' must be false with separate_write_pass (nothing reads in the write "
+            "pass)");
   auto base = make_base(tiny_llama_json());
   EXPECT_EQ(bad_input_message([&] { ArmtModel(base, small_armt(6, Json::array({0, 3}))); }),
             "ARMT config: field 'memory_layers': layer 3 does not exist (the base model has 3 layers, 0..2)");

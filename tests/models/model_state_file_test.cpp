@@ -45,11 +45,13 @@ std::shared_ptr<CausalLM> state_test_model(const Json& config) {
   return model;
 }
 
-std::shared_ptr<CausalLM> state_test_armt() {
+// separate_write_pass: the stream keeps a second segment state, the write pass's.
+std::shared_ptr<CausalLM> state_test_armt(bool separate_write_pass = false) {
   auto armt = std::make_shared<ArmtModel>(
       state_test_model(state_test_llama()),
       ArmtConfig::from_json(Json{{"segment_size", 6}, {"num_memory_tokens", 3}, {"d_mem", 4}, {"memory_layers", "all"},
-                                 {"seed", 3}},
+                                 {"memory_tokens_read", !separate_write_pass},
+                                 {"separate_write_pass", separate_write_pass}, {"seed", 3}},
                             "armt.json"));
   at::NoGradGuard no_grad;
   torch::manual_seed(11);
@@ -71,7 +73,8 @@ std::vector<NamedModel> every_kind_of_state() {
   return {{"swax mLSTM + SWA ring", state_test_model(state_test_swax("MS"))},
           {"swax Gated DeltaNet + SWA ring", state_test_model(state_test_swax("GS"))},
           {"llama growing KV cache", state_test_model(state_test_llama())},
-          {"armt over llama", state_test_armt()}};
+          {"armt over llama", state_test_armt()},
+          {"armt with a separate write pass", state_test_armt(/*separate_write_pass=*/true)}};
 }
 
 TEST(ModelStateFile, a_loaded_state_continues_exactly_like_the_original) {

@@ -12,7 +12,7 @@ const std::vector<std::string>& armt_config_keys() {
   static const std::vector<std::string> keys = {
       "segment_size", "num_memory_tokens", "d_mem", "memory_layers", "num_heads", "dpfp_nu",
       "gamma_correction", "use_denom", "normalize_features", "eps", "bptt_depth", "checkpoint_segments",
-      "memory_init_std", "memory_tokens_read", "read_gate", "seed"};
+      "memory_init_std", "memory_tokens_read", "read_gate", "separate_write_pass", "seed"};
   return keys;
 }
 
@@ -43,6 +43,9 @@ ArmtConfig ArmtConfig::from_json(const Json& json, const std::string& source) {
                      " must be >= 0 (0: match the embeddings), got ", c.memory_init_std);
   c.memory_tokens_read = v.get_bool("memory_tokens_read", c.memory_tokens_read);
   c.read_gate = v.get_bool("read_gate", c.read_gate);
+  c.separate_write_pass = v.get_bool("separate_write_pass", c.separate_write_pass);
+  SWARMT_CHECK_INPUT(!c.separate_write_pass || !c.memory_tokens_read, v.describe("memory_tokens_read"),
+                     " must be false with separate_write_pass (nothing reads in the write pass)");
   c.seed = static_cast<uint64_t>(v.get_int_in("seed", 0, 0, INT64_MAX));
   SWARMT_CHECK_INPUT(c.d_mem % c.num_heads == 0, v.describe("d_mem"), " (", c.d_mem,
                      ") must be divisible by num_heads (", c.num_heads, ")");
@@ -81,6 +84,7 @@ Json ArmtConfig::to_json() const {
               {"memory_init_std", memory_init_std},
               {"memory_tokens_read", memory_tokens_read},
               {"read_gate", read_gate},
+              {"separate_write_pass", separate_write_pass},
               {"seed", seed}};
 }
 

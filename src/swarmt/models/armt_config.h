@@ -6,7 +6,7 @@
 //   {"segment_size": 1024, "num_memory_tokens": 16, "d_mem": 64, "memory_layers": "all",
 //    "num_heads": 1, "dpfp_nu": 3, "gamma_correction": true, "use_denom": true, "normalize_features": true,
 //    "eps": 1e-5, "bptt_depth": 0, "checkpoint_segments": false, "memory_init_std": 0, "memory_tokens_read": true,
-//    "read_gate": false, "seed": 0}
+//    "read_gate": false, "separate_write_pass": false, "seed": 0}
 //
 // memory_layers: "all", "alternate" (0, 2, 4, ...: the reference code's --alternate_layers),
 // "middle_upper:<fraction>" (round(fraction·L) consecutive layers, at least 1, centred in the upper
@@ -45,6 +45,12 @@ struct ArmtConfig {
   // features every query has unit norm, so without a gate every position reads at full strength and the
   // segment's filler carries the latest write into the memory tokens' next keys.
   bool read_gate = false;
+  // false (the papers): one pass per segment, and the memory tokens attend to the segment's tokens after those
+  // have read the memory, so what segment s stored reaches the keys segment s + 1 writes. true: the write is
+  // computed by a second pass of the base over the segment and its memory tokens in which nothing reads, so a
+  // segment's keys, values and β are a function of that segment alone (a deviation from the papers,
+  // docs/armt.md; about twice the compute per segment). Needs memory_tokens_read false.
+  bool separate_write_pass = false;
   uint64_t seed = 0;               // initialisation of the memory parameters
 
   static ArmtConfig from_json(const Json& json, const std::string& source);

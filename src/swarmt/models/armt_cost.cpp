@@ -46,6 +46,10 @@ double armt_forward_flops(const DecoderShape& s, const ArmtConfig& c, int64_t me
     const double real = static_cast<double>(std::min(T, tokens - seg * T));
     const double n = real + (last ? 0 : M);
     total += static_cast<double>(s.layers) * decoder_layer_flops(s, n, n * (n + 1) / 2);
+    // A separate write pass runs the real tokens once more, reading, apart from the pass that writes.
+    if (c.separate_write_pass && !last) {
+      total += static_cast<double>(s.layers) * decoder_layer_flops(s, real, real * (real + 1) / 2);
+    }
     double memory = 0;
     if (seg > 0) {
       memory += 2 * n * d * dm + 2 * n * Dk * d / Hm + 2 * n * Dk;

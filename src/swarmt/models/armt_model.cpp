@@ -88,7 +88,7 @@ ops::AssocMemoryState ArmtMemoryLayerImpl::write(const ops::AssocMemoryState& st
 // Stream state
 
 int64_t ArmtStreamState::bytes() const {
-  int64_t total = segment.bytes();
+  int64_t total = segment.bytes() + write_segment.bytes();
   for (const auto& m : memories) total += m.bytes();
   return total;
 }
@@ -96,7 +96,8 @@ int64_t ArmtStreamState::bytes() const {
 int64_t ArmtStreamState::bytes_after(int64_t more_tokens) const {
   // The active segment grows until it holds a full segment (memory tokens included at the commit);
   // every later segment starts from an empty state and peaks at the same size.
-  int64_t total = segment.bytes_after(std::min(more_tokens, segment_tokens - active));
+  const int64_t grows = std::min(more_tokens, segment_tokens - active);
+  int64_t total = segment.bytes_after(grows) + write_segment.bytes_after(grows);
   for (const auto& m : memories) total += m.bytes();
   return total;
 }
@@ -115,6 +116,9 @@ void ArmtStreamState::fields(nn::StateFields& f) {
     });
   }
   f.scoped("segment", [this](nn::StateFields& s) { segment.fields(s); });
+  if (!write_segment.layers.empty()) {
+    f.scoped("write_segment", [this](nn::StateFields& s) { write_segment.fields(s); });
+  }
   f.integer("active", active);
   if (f.loading()) {
     SWARMT_CHECK_INPUT(active >= 0 && active <= segment_tokens, f.where(), ": the active segment holds ", active,
@@ -215,16 +219,18 @@ at::Tensor ArmtModel::layer_with_memory(int64_t i, const at::Tensor& h, const La
   const int64_t slot = slot_of_layer_[i];
   if (slot < 0) return run_layer(base_->layer(i), h);
   ArmtMemoryLayer& memory = memory_modules_[slot];
-  at::Tensor read;
-  if (write_to != nullptr && !config_.memory_tokens_read) {
-    // Only the real tokens [0, write_from) read; the memory tokens' outputs, and so the write, see this
-    // segment alone.
+  at::Tensor input = h;
+  if (write_to != nullptr && config_.separate_write_pass) {
+    // The write pass of a separate write: nothing reads.
+  } else if (write_to != nullptr && !config_.memory_tokens_read) {
+    // Only the real tokens [0, write_from) read; the memory tokens themselves do not.
     at::Tensor silent = at::zeros_like(h.narrow(1, write_from, h.size(1) - write_from));
-    read = write_from == 0 ? silent : at::cat({memory->read(read_from[slot], h.narrow(1, 0, write_from)), silent}, 1);
+    input = h + (write_from == 0 ? silent
+                                 : at::cat({memory->read(read_from[slot], h.narrow(1, 0, write_from)), silent}, 1));
   } else {
-    read = memory->read(read_from[slot], h);
+    input = h + memory->read(read_from[slot], h);
   }
-  at::Tensor out = run_layer(base_->layer(i), h + read);
+  at::Tensor out = run_layer(base_->layer(i), input);
   if (write_to != nullptr) {
     (*write_to)[slot] = memory->write(read_from[slot], out.narrow(1, write_from, out.size(1) - write_from));
   }
@@ -233,6 +239,16 @@ at::Tensor ArmtModel::layer_with_memory(int64_t i, const at::Tensor& h, const La
 
 at::Tensor ArmtModel::run_segment(const at::Tensor& x, std::vector<ops::AssocMemoryState>& memories, bool write,
                                   const ForwardOptions& options, const at::Tensor& doc_ids) {
+  if (!write || !config_.separate_write_pass) return segment_pass(x, memories, write, options, doc_ids);
+  // A separate write: the real tokens alone read the memory (their outputs are the segment's); then the
+  // segment runs again with the memory tokens, nothing reading, and each memory layer writes.
+  at::Tensor out = segment_pass(x, memories, /*write=*/false, options, doc_ids);
+  segment_pass(x, memories, /*write=*/true, options, doc_ids);
+  return out;
+}
+
+at::Tensor ArmtModel::segment_pass(const at::Tensor& x, std::vector<ops::AssocMemoryState>& memories, bool write,
+                                   const ForwardOptions& options, const at::Tensor& doc_ids) {
   const int64_t batch = x.size(0), n = x.size(1), mem = config_.num_memory_tokens;
   at::Tensor h = x;
   at::Tensor docs = doc_ids;
@@ -298,6 +314,7 @@ ModelState ArmtModel::new_state(int64_t batch) {
   auto stream = std::make_unique<ArmtStreamState>();
   stream->memories = zero_memories(batch);
   stream->segment = base_->new_state(batch);
+  if (config_.separate_write_pass) stream->write_segment = base_->new_state(batch);
   stream->batch = batch;
   stream->segment_tokens = config_.segment_size + config_.num_memory_tokens;
   ModelState state;
@@ -309,16 +326,19 @@ void ArmtModel::commit(ArmtStreamState& s) {
   const int64_t mem = config_.num_memory_tokens;
   at::Tensor h = memory_tokens_.unsqueeze(0).expand({s.batch, mem, hidden_size()});
   // The memory tokens continue the active segment (they attend to all its tokens), reading the memories
-  // of earlier segments; each memory layer then writes from its outputs at these positions.
+  // of earlier segments; each memory layer then writes from its outputs at these positions. A separate
+  // write continues the write pass's segment instead, reading nothing.
+  ModelState& pass = config_.separate_write_pass ? s.write_segment : s.segment;
   std::vector<ops::AssocMemoryState> next = s.memories;
   for (int64_t i = 0; i < base_->num_layers(); ++i) {
-    const auto forward = [&s, i](nn::DecoderLayer& layer, const at::Tensor& in) {
-      return layer.forward_stateful(in, *s.segment.layers[i]);
+    const auto forward = [&pass, i](nn::DecoderLayer& layer, const at::Tensor& in) {
+      return layer.forward_stateful(in, *pass.layers[i]);
     };
     h = layer_with_memory(i, h, forward, s.memories, &next, 0);
   }
   s.memories = std::move(next);
   s.segment = base_->new_state(s.batch);
+  if (config_.separate_write_pass) s.write_segment = base_->new_state(s.batch);
   s.active = 0;
 }
 
@@ -332,12 +352,19 @@ at::Tensor ArmtModel::forward_stateful_hidden(const at::Tensor& tokens, ModelSta
   for (int64_t offset = 0; offset < length;) {
     if (s->active == seg) commit(*s);
     const int64_t n = std::min(seg - s->active, length - offset);
-    at::Tensor h = embed(on_device.narrow(1, offset, n));
+    const at::Tensor x = embed(on_device.narrow(1, offset, n));
+    at::Tensor h = x;
     for (int64_t i = 0; i < base_->num_layers(); ++i) {
       const auto forward = [s, i](nn::DecoderLayer& layer, const at::Tensor& in) {
         return layer.forward_stateful(in, *s->segment.layers[i]);
       };
       h = layer_with_memory(i, h, forward, s->memories, nullptr, 0);
+    }
+    if (config_.separate_write_pass) {  // the write pass sees the same tokens and reads nothing
+      at::Tensor w = x;
+      for (int64_t i = 0; i < base_->num_layers(); ++i) {
+        w = base_->layer(i).forward_stateful(w, *s->write_segment.layers[i]);
+      }
     }
     outputs.push_back(h);
     s->active += n;

@@ -11,7 +11,8 @@
 //
 // W_v starts at zero, so A stays zero and the wrapped model equals the base model until training moves
 // it (tested). * With memory_tokens_read false the memory tokens skip the read (a deviation from the papers,
-// docs/armt.md). Memory math runs in fp32 (fp64 for fp64 models) whatever the model's dtype.
+// docs/armt.md). With separate_write_pass the write comes from a second pass over [segment ; M memory tokens]
+// in which no position reads; the first pass, over the segment alone, reads and gives the outputs. Memory math runs in fp32 (fp64 for fp64 models) whatever the model's dtype.
 //
 // Training: full backpropagation through all segments, or through at most `bptt_depth` segments of memory
 // (the state is detached every bptt_depth segments); with checkpoint_segments each segment's activations
@@ -65,6 +66,7 @@ TORCH_MODULE(ArmtMemoryLayer);
 struct ArmtStreamState : nn::LayerState {
   std::vector<ops::AssocMemoryState> memories;  // one per memory layer
   ModelState segment;                            // base model's state over the active segment
+  ModelState write_segment;                      // separate_write_pass: the same in the write pass (no reads)
   int64_t active = 0;                            // real tokens in the active segment
   int64_t batch = 0;
   int64_t segment_tokens = 0;                    // most tokens a segment state holds (memory tokens included)
@@ -72,7 +74,7 @@ struct ArmtStreamState : nn::LayerState {
   // The memories keep their size; the base state grows at most to a full segment, then starts again.
   int64_t bytes_after(int64_t more_tokens) const override;
   // The memories ("memory.<i>.A", ".z", ".empty"), the active segment's base state ("segment.<layer>.*",
-  // "segment.position") and the count of its real tokens.
+  // "segment.position"; with a separate write pass also "write_segment.*") and the count of its real tokens.
   void fields(nn::StateFields& f) override;
 };
 
@@ -121,8 +123,8 @@ class ArmtModel : public CausalLM {
   // One layer of the wrapped stack, the step shared by training, streaming and commits (§1): h plus what
   // layer i's memory in `read_from` retrieves for it goes through `run_layer`; when `write_to` is given, the
   // outputs at positions [write_from, end) (the memory tokens) are written into (*write_to)[slot], starting
-  // from the state that was read (with memory_tokens_read false, only [0, write_from) reads). Layers without
-  // memory only run.
+  // from the state that was read (with memory_tokens_read false, only [0, write_from) reads; with
+  // separate_write_pass nothing reads when writing). Layers without memory only run.
   using LayerRun = std::function<at::Tensor(nn::DecoderLayer&, const at::Tensor&)>;
   at::Tensor layer_with_memory(int64_t i, const at::Tensor& h, const LayerRun& run_layer,
                                const std::vector<ops::AssocMemoryState>& read_from,
@@ -139,6 +141,9 @@ class ArmtModel : public CausalLM {
 
  private:
   void commit(ArmtStreamState& state);
+  // One pass of the base over a segment (run_segment's step; a separate write makes two).
+  at::Tensor segment_pass(const at::Tensor& x, std::vector<ops::AssocMemoryState>& memories, bool write,
+                          const ForwardOptions& options, const at::Tensor& doc_ids);
 
   std::shared_ptr<CausalLM> base_;
   ArmtConfig config_;
