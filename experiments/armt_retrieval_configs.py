@@ -39,6 +39,12 @@ The recipe (full mode; quick mode cuts every budget so that the study fits in 10
   armt_gate    the no-read arm with a gate on every read (`read_gate` true, docs/armt.md): each position
                scales what it reads by a sigmoid of its own hidden state, so the filler can leave the memory
                unread (trained with `--read-gate`; with `--second-seed` also armt_gate_seed2);
+  armt_sep     the no-read arm with a separate write pass (`separate_write_pass` true, docs/armt.md): a second
+               pass of the base over each segment and its memory tokens, in which nothing reads, computes the
+               write, so the keys a segment writes are a function of that segment alone; in one pass the memory
+               tokens attend to the segment's tokens after they read the memory, and what segment s stored
+               enters the keys of segment s + 1 (trained with `--separate-write`; with `--second-seed` also
+               armt_sep_seed2);
   armt_lm      the no-read arm after a continued language-model phase (essay text over 2 -> 4 -> 8 segments,
                loss on every token; trained with `--recipe`, as are the next two);
   armt_denom, armt_denom_nogamma
@@ -147,6 +153,8 @@ def configs(work, b):
     out["armt_noread_seed2_train.json"] = armt(2, memory_tokens_read=False)
     out["armt_gate_train.json"] = armt(1, memory_tokens_read=False, read_gate=True)
     out["armt_gate_seed2_train.json"] = armt(2, memory_tokens_read=False, read_gate=True)
+    out["armt_sep_train.json"] = armt(1, memory_tokens_read=False, separate_write_pass=True)
+    out["armt_sep_seed2_train.json"] = armt(2, memory_tokens_read=False, separate_write_pass=True)
     # The recipe's parts (specs/armt.md §4), each against the no-read arm of the same seed: a continued
     # language-model phase over 2 -> 4 -> 8 segments of essay text (loss on every token) before the recall
     # phases; and the gamma correction, which only the normalised rule has (the study's plain rule keeps no

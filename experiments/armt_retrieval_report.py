@@ -18,7 +18,8 @@ SETS = {  # probe set -> what a reader sees
     "five_facts": "five facts, each asked among 4 others (20% for picking one of the five stated values)",
     "rewrites": "five facts rewritten twice, the answer the latest value",
 }
-MODELS = ["armt", "armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate", "armt_gate_seed2", "armt8_noread",
+MODELS = ["armt", "armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate", "armt_gate_seed2", "armt_sep",
+          "armt_sep_seed2", "armt8_noread",
           "armt8_noread_seed2", "armt_lm", "armt_denom", "armt_denom_nogamma", "full8", "full8_rope", "base8",
           "armt_swax", "full", "full_rope", "base",
           "base_recall", "swax_base"]
@@ -30,6 +31,9 @@ LABELS = {"armt": "ARMT (memory in all layers)", "armt_seed2": "ARMT, second see
           "armt_gate": "ARMT, memory tokens that do not read, gated reads",
           "armt_gate_seed2": "ARMT, memory tokens that do not read, gated reads, second seed",
           "armt_gate_seeds_pooled": "ARMT, memory tokens that do not read, gated reads, both seeds pooled",
+          "armt_sep": "ARMT, memory tokens that do not read, a separate write pass",
+          "armt_sep_seed2": "ARMT, memory tokens that do not read, a separate write pass, second seed",
+          "armt_sep_seeds_pooled": "ARMT, memory tokens that do not read, a separate write pass, both seeds pooled",
           "armt8_noread": "ARMT over the 8-layer base, memory tokens that do not read",
           "armt8_noread_seed2": "ARMT over the 8-layer base, memory tokens that do not read, second seed",
           "armt8_noread_seeds_pooled": "ARMT over the 8-layer base, memory tokens that do not read, both seeds pooled",
@@ -45,20 +49,21 @@ LABELS = {"armt": "ARMT (memory in all layers)", "armt_seed2": "ARMT, second see
           "armt_swax": "ARMT over a SWAX base of the same size (mLSTM + sliding-window attention)",
           "swax_base": "SWAX base (the language model that ARMT wraps in the row above)"}
 STAGES = ["base", "base_recall", "armt", "armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate",
-          "armt_gate_seed2", "base8", "armt8_noread", "armt8_noread_seed2", "armt_lm", "armt_denom",
+          "armt_gate_seed2", "armt_sep", "armt_sep_seed2", "base8", "armt8_noread", "armt8_noread_seed2", "armt_lm", "armt_denom",
           "armt_denom_nogamma", "swax_base", "armt_swax",
           "full_2", "full_4", "full_8",
           "full8_2", "full8_4", "full8_8"]
 # ARMT arms judged beside `armt` in the acceptance comparisons, and the seeds pooled into one cell.
-OTHER_ARMS = ["armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate", "armt_gate_seed2", "armt8_noread",
-              "armt8_noread_seed2", "armt_lm", "armt_denom", "armt_denom_nogamma", "armt_swax"]
+OTHER_ARMS = ["armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate", "armt_gate_seed2", "armt_sep",
+              "armt_sep_seed2", "armt8_noread", "armt8_noread_seed2", "armt_lm", "armt_denom", "armt_denom_nogamma", "armt_swax"]
 SEED_POOLS = {"armt_seeds_pooled": ["armt", "armt_seed2"], "armt_noread_seeds_pooled": ["armt_noread", "armt_noread_seed2"],
               "armt_gate_seeds_pooled": ["armt_gate", "armt_gate_seed2"],
+              "armt_sep_seeds_pooled": ["armt_sep", "armt_sep_seed2"],
               "armt8_noread_seeds_pooled": ["armt8_noread", "armt8_noread_seed2"]}
 
 # Arms with their own in-segment line (the Llama-based arms beside `armt`).
-IN_SEGMENT_ARMS = ["armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate", "armt_gate_seed2", "armt8_noread",
-                   "armt8_noread_seed2", "armt_lm", "armt_denom", "armt_denom_nogamma"]
+IN_SEGMENT_ARMS = ["armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate", "armt_gate_seed2", "armt_sep",
+                   "armt_sep_seed2", "armt8_noread", "armt8_noread_seed2", "armt_lm", "armt_denom", "armt_denom_nogamma"]
 
 
 def baselines_of(arm):
@@ -200,7 +205,8 @@ def main():
     stages = {s: stage_info(a.work, s) for s in STAGES if stage_info(a.work, s) is not None}
     command = "experiments/armt_retrieval.sh" + (" --quick" if a.mode == "quick" else "") + \
         (" --second-seed" if "armt_seed2" in stages else "") + (" --no-read" if "armt_noread" in stages else "") + \
-        (" --read-gate" if "armt_gate" in stages else "") + (" --eight-layers" if "armt8_noread" in stages else "") + \
+        (" --read-gate" if "armt_gate" in stages else "") + (" --separate-write" if "armt_sep" in stages else "") + \
+        (" --eight-layers" if "armt8_noread" in stages else "") + \
         (" --recipe" if "armt_lm" in stages else "") + (" --swax-base" if "armt_swax" in stages else "")
     results = {"experiment": "armt_retrieval", "mode": a.mode, "command": command, "wall_seconds": a.seconds,
                "segment_tokens": T, "cells": cells, "five_facts_by_order": by_order(a.work),
