@@ -41,7 +41,8 @@
 #   full: about 50 minutes on a fast 2-core machine, 200 questions per cell (an earlier run of this recipe
 #   with each key asked once; on a 2-core machine 2.5 times slower ARMT's 8-segment phase alone takes
 #   about 95 minutes, and the probes 7 minutes: docs/results/README.md); --quick: about 10 minutes, 40
-#   per cell.
+#   per cell (28 minutes with --no-read --read-gate --separate-write --eight-layers --recipe on a 2-core
+#   machine: docs/results/armt_retrieval_quick/).
 #   --second-seed: also ARMT with another seed (memory initialisation and data order) and its five-fact
 #   probes, the headline rows twice (ARMT's training time again, 44 minutes on the fast machine).
 #   --no-read: also armt_noread (with --second-seed its second seed too), with ARMT's probes (ARMT's
