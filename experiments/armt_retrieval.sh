@@ -47,7 +47,7 @@
 #   probes, the headline rows twice (ARMT's training time again, 44 minutes on the fast machine).
 #   --no-read: also armt_noread (with --second-seed its second seed too), with ARMT's probes (ARMT's
 #   training time again, per seed). --read-gate: likewise armt_gate. --separate-write: likewise armt_sep
-#   (its two passes per segment take about twice ARMT's training time).
+#   (a second pass per writing segment: 68 min against 63 for armt_noread trained beside it on one core).
 #   --eight-layers: also base8, armt8_noread (with --second-seed its second seed too) and the full-attention
 #   stages over base8, with the probes of armt and full (an ARMT arm over base8 takes twice armt's time).
 #   --recipe: also armt_lm, armt_denom and armt_denom_nogamma, with ARMT's probes (about twice ARMT's time).

@@ -49,7 +49,7 @@ struct ArmtConfig {
   // have read the memory, so what segment s stored reaches the keys segment s + 1 writes. true: the write is
   // computed by a second pass of the base over the segment and its memory tokens in which nothing reads, so a
   // segment's keys, values and β are a function of that segment alone (a deviation from the papers,
-  // docs/armt.md; about twice the compute per segment). Needs memory_tokens_read false.
+  // docs/armt.md; a second forward over the segment's tokens). Needs memory_tokens_read false.
   bool separate_write_pass = false;
   uint64_t seed = 0;               // initialisation of the memory parameters
 
