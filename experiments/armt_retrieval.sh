@@ -19,6 +19,8 @@
 #                memory unread (`read_gate`, docs/armt.md)
 #   armt_sep     with --separate-write: armt_noread with a separate write pass, so that the keys a segment
 #                writes come from that segment alone (`separate_write_pass`, docs/armt.md)
+#   armt_linear  with --linear-keys: armt_noread with signed keys (`feature_map` "linear", docs/armt.md), so that
+#                two facts' keys can be orthogonal and a later write leave an earlier one's answer alone
 #   armt8_noread with --eight-layers: base8, the base with 8 layers pretrained as base is, wrapped like
 #                armt_noread, and its own fair baseline full8 / full8_rope (full attention over base8)
 #   armt_lm, armt_denom, armt_denom_nogamma
@@ -37,7 +39,7 @@
 # every cell with its 95% Wilson interval.
 #
 # Usage: experiments/armt_retrieval.sh [--quick] [--second-seed] [--no-read] [--read-gate] [--separate-write]
-#                                   [--eight-layers] [--recipe] [--swax-base] [--device DEV] [BUILD_DIR]
+#                                   [--linear-keys] [--eight-layers] [--recipe] [--swax-base] [--device DEV] [BUILD_DIR]
 #   full: about 50 minutes on a fast 2-core machine, 200 questions per cell (an earlier run of this recipe
 #   with each key asked once; on a 2-core machine 2.5 times slower ARMT's 8-segment phase alone takes
 #   about 95 minutes, and the probes 7 minutes: docs/results/README.md); --quick: about 10 minutes, 40
@@ -48,6 +50,7 @@
 #   --no-read: also armt_noread (with --second-seed its second seed too), with ARMT's probes (ARMT's
 #   training time again, per seed). --read-gate: likewise armt_gate. --separate-write: likewise armt_sep
 #   (a second pass per writing segment: 68 min against 63 for armt_noread trained beside it on one core).
+#   --linear-keys: likewise armt_linear (the same cost as armt_noread).
 #   --eight-layers: also base8, armt8_noread (with --second-seed its second seed too) and the full-attention
 #   stages over base8, with the probes of armt and full (an ARMT arm over base8 takes twice armt's time).
 #   --recipe: also armt_lm, armt_denom and armt_denom_nogamma, with ARMT's probes (about twice ARMT's time).
@@ -68,12 +71,13 @@ while [ $# -gt 0 ]; do
     --no-read) ARMS+=(noread); shift ;;
     --read-gate) ARMS+=(gate); shift ;;
     --separate-write) ARMS+=(sep); shift ;;
+    --linear-keys) ARMS+=(linear); shift ;;
     --swax-base) SWAX=1; shift ;;
     --eight-layers) EIGHT=1; shift ;;
     --recipe) RECIPE=1; shift ;;
     --device) [ $# -ge 2 ] || { echo "armt_retrieval: --device needs a value (cpu, cuda, cuda:N)" >&2; exit 2; }
               DEVICE=$2; shift 2 ;;
-    -*) echo "armt_retrieval: unknown option '$1' (options: --quick, --second-seed, --no-read, --read-gate, --separate-write, --eight-layers, --recipe, --swax-base, --device DEV)" >&2; exit 2 ;;
+    -*) echo "armt_retrieval: unknown option '$1' (options: --quick, --second-seed, --no-read, --read-gate, --separate-write, --linear-keys, --eight-layers, --recipe, --swax-base, --device DEV)" >&2; exit 2 ;;
     *) break ;;
   esac
 done

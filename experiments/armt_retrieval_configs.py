@@ -45,6 +45,10 @@ The recipe (full mode; quick mode cuts every budget so that the study fits in 10
                tokens attend to the segment's tokens after they read the memory, and what segment s stored
                enters the keys of segment s + 1 (trained with `--separate-write`; with `--second-seed` also
                armt_sep_seed2);
+  armt_linear  the no-read arm with signed keys (`feature_map` "linear", docs/armt.md): φ(x) = x, L2-normalised,
+               as DeltaNet's keys, instead of DPFP's non-negative features; with DPFP two keys overlap unless
+               their supports are disjoint, and each later write moves what an earlier key reads back (trained
+               with `--linear-keys`; with `--second-seed` also armt_linear_seed2);
   armt_lm      the no-read arm after a continued language-model phase (essay text over 2 -> 4 -> 8 segments,
                loss on every token; trained with `--recipe`, as are the next two);
   armt_denom, armt_denom_nogamma
@@ -155,6 +159,8 @@ def configs(work, b):
     out["armt_gate_seed2_train.json"] = armt(2, memory_tokens_read=False, read_gate=True)
     out["armt_sep_train.json"] = armt(1, memory_tokens_read=False, separate_write_pass=True)
     out["armt_sep_seed2_train.json"] = armt(2, memory_tokens_read=False, separate_write_pass=True)
+    out["armt_linear_train.json"] = armt(1, memory_tokens_read=False, feature_map="linear")
+    out["armt_linear_seed2_train.json"] = armt(2, memory_tokens_read=False, feature_map="linear")
     # The recipe's parts (specs/armt.md §4), each against the no-read arm of the same seed: a continued
     # language-model phase over 2 -> 4 -> 8 segments of essay text (loss on every token) before the recall
     # phases; and the gamma correction, which only the normalised rule has (the study's plain rule keeps no

@@ -19,8 +19,9 @@ SETS = {  # probe set -> what a reader sees
     "rewrites": "five facts rewritten twice, the answer the latest value",
 }
 MODELS = ["armt", "armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate", "armt_gate_seed2", "armt_sep",
-          "armt_sep_seed2", "armt8_noread", "armt8_noread_seed2", "armt_lm", "armt_denom", "armt_denom_nogamma", "full8",
-          "full8_rope", "base8", "armt_swax", "full", "full_rope", "base", "base_recall", "swax_base"]
+          "armt_sep_seed2", "armt_linear", "armt_linear_seed2", "armt8_noread", "armt8_noread_seed2", "armt_lm",
+          "armt_denom", "armt_denom_nogamma", "full8", "full8_rope", "base8", "armt_swax", "full", "full_rope",
+          "base", "base_recall", "swax_base"]
 LABELS = {"armt": "ARMT (memory in all layers)", "armt_seed2": "ARMT, second seed (initialisation and data order)",
           "armt_noread": "ARMT, memory tokens that do not read the memory",
           "armt_noread_seed2": "ARMT, memory tokens that do not read, second seed",
@@ -32,6 +33,9 @@ LABELS = {"armt": "ARMT (memory in all layers)", "armt_seed2": "ARMT, second see
           "armt_sep": "ARMT, memory tokens that do not read, a separate write pass",
           "armt_sep_seed2": "ARMT, memory tokens that do not read, a separate write pass, second seed",
           "armt_sep_seeds_pooled": "ARMT, memory tokens that do not read, a separate write pass, both seeds pooled",
+          "armt_linear": "ARMT, memory tokens that do not read, signed keys (linear features)",
+          "armt_linear_seed2": "ARMT, memory tokens that do not read, signed keys, second seed",
+          "armt_linear_seeds_pooled": "ARMT, memory tokens that do not read, signed keys, both seeds pooled",
           "armt8_noread": "ARMT over the 8-layer base, memory tokens that do not read",
           "armt8_noread_seed2": "ARMT over the 8-layer base, memory tokens that do not read, second seed",
           "armt8_noread_seeds_pooled": "ARMT over the 8-layer base, memory tokens that do not read, both seeds pooled",
@@ -47,23 +51,23 @@ LABELS = {"armt": "ARMT (memory in all layers)", "armt_seed2": "ARMT, second see
           "armt_swax": "ARMT over a SWAX base of the same size (mLSTM + sliding-window attention)",
           "swax_base": "SWAX base (the language model that ARMT wraps in the row above)"}
 STAGES = ["base", "base_recall", "armt", "armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate",
-          "armt_gate_seed2", "armt_sep", "armt_sep_seed2", "base8", "armt8_noread", "armt8_noread_seed2", "armt_lm",
-          "armt_denom", "armt_denom_nogamma", "swax_base", "armt_swax",
-          "full_2", "full_4", "full_8",
-          "full8_2", "full8_4", "full8_8"]
+          "armt_gate_seed2", "armt_sep", "armt_sep_seed2", "armt_linear", "armt_linear_seed2", "base8",
+          "armt8_noread", "armt8_noread_seed2", "armt_lm", "armt_denom", "armt_denom_nogamma", "swax_base",
+          "armt_swax", "full_2", "full_4", "full_8", "full8_2", "full8_4", "full8_8"]
 # ARMT arms judged beside `armt` in the acceptance comparisons, and the seeds pooled into one cell.
 OTHER_ARMS = ["armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate", "armt_gate_seed2", "armt_sep",
-              "armt_sep_seed2", "armt8_noread", "armt8_noread_seed2", "armt_lm", "armt_denom", "armt_denom_nogamma",
-              "armt_swax"]
+              "armt_sep_seed2", "armt_linear", "armt_linear_seed2", "armt8_noread", "armt8_noread_seed2", "armt_lm",
+              "armt_denom", "armt_denom_nogamma", "armt_swax"]
 SEED_POOLS = {"armt_seeds_pooled": ["armt", "armt_seed2"], "armt_noread_seeds_pooled": ["armt_noread", "armt_noread_seed2"],
               "armt_gate_seeds_pooled": ["armt_gate", "armt_gate_seed2"],
               "armt_sep_seeds_pooled": ["armt_sep", "armt_sep_seed2"],
+              "armt_linear_seeds_pooled": ["armt_linear", "armt_linear_seed2"],
               "armt8_noread_seeds_pooled": ["armt8_noread", "armt8_noread_seed2"]}
 
 # Arms with their own in-segment line (the Llama-based arms beside `armt`).
 IN_SEGMENT_ARMS = ["armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate", "armt_gate_seed2", "armt_sep",
-                   "armt_sep_seed2", "armt8_noread", "armt8_noread_seed2", "armt_lm", "armt_denom",
-                   "armt_denom_nogamma"]
+                   "armt_sep_seed2", "armt_linear", "armt_linear_seed2", "armt8_noread", "armt8_noread_seed2",
+                   "armt_lm", "armt_denom", "armt_denom_nogamma"]
 
 
 def baselines_of(arm):
@@ -206,6 +210,7 @@ def main():
     command = "experiments/armt_retrieval.sh" + (" --quick" if a.mode == "quick" else "") + \
         (" --second-seed" if "armt_seed2" in stages else "") + (" --no-read" if "armt_noread" in stages else "") + \
         (" --read-gate" if "armt_gate" in stages else "") + (" --separate-write" if "armt_sep" in stages else "") + \
+        (" --linear-keys" if "armt_linear" in stages else "") + \
         (" --eight-layers" if "armt8_noread" in stages else "") + \
         (" --recipe" if "armt_lm" in stages else "") + (" --swax-base" if "armt_swax" in stages else "")
     results = {"experiment": "armt_retrieval", "mode": a.mode, "command": command, "wall_seconds": a.seconds,

@@ -121,16 +121,25 @@ at::Tensor naive_features(const at::Tensor& x, bool normalize) {  // x (d_mem) -
 // memory_tokens_read false: the same, with the memory tokens left out of the read; read_gate: each read
 // scaled by its position's σ(w·h + b); separate_write_pass: the segment read alone, and written from a
 // second pass over the segment and the memory tokens in which nothing reads.
+// linear_keys: signed unit keys φ(x) = x/||x|| and the plain delta rule (no z), memory token after memory token.
 void expect_naive_per_token_reference(bool memory_tokens_read, bool read_gate = false,
-                                      bool separate_write_pass = false) {
+                                      bool separate_write_pass = false, bool linear_keys = false) {
   SCOPED_TRACE(memory_tokens_read ? "memory tokens read" : "memory tokens do not read");
   SCOPED_TRACE(read_gate ? "gated read" : "ungated read");
   SCOPED_TRACE(separate_write_pass ? "separate write pass" : "one pass");
+  SCOPED_TRACE(linear_keys ? "linear features, plain rule" : "DPFP features, normalised rule");
   auto base = make_base(tiny_llama_json(2));
   ArmtConfig config = small_armt(5, Json::array({1}));
   config.memory_tokens_read = memory_tokens_read;
   config.read_gate = read_gate;
   config.separate_write_pass = separate_write_pass;
+  if (linear_keys) {
+    config.feature_map = "linear";
+    config.use_denom = false;
+  }
+  const auto features = [linear_keys](const at::Tensor& x) {
+    return linear_keys ? x / std::max(x.norm().item<double>(), 1e-12) : naive_features(x, true);
+  };
   ArmtModel armt(base, config);
   armt.to(at::kDouble);
   activate_memory(armt);
@@ -141,7 +150,7 @@ void expect_naive_per_token_reference(bool memory_tokens_read, bool read_gate = 
 
   auto& layer = armt.memory_layer(0);
   NaiveMemory memory;
-  const int64_t dk = 6 * 4, d = 24;
+  const int64_t dk = linear_keys ? 4 : 6 * 4, d = 24;
   memory.A = at::zeros({dk, d}, at::kDouble);
   memory.z = at::zeros({dk}, at::kDouble);
   std::vector<at::Tensor> hidden_parts;
@@ -156,8 +165,9 @@ void expect_naive_per_token_reference(bool memory_tokens_read, bool read_gate = 
     if (!memory.empty) {  // read, token by token
       at::Tensor read = at::zeros_like(h);
       for (int64_t t = 0; t < (memory_tokens_read ? h.size(1) : len); ++t) {
-        at::Tensor q = naive_features(layer->query->forward(h[0][t]), true);
-        read[0][t] = at::matmul(memory.A.t(), q) / (at::dot(memory.z, q).item<double>() + 1e-5);
+        at::Tensor q = features(layer->query->forward(h[0][t]));
+        read[0][t] = at::matmul(memory.A.t(), q);
+        if (!linear_keys) read[0][t] /= at::dot(memory.z, q).item<double>() + 1e-5;
         if (read_gate) read[0][t] *= at::sigmoid(layer->gate->forward(h[0][t]))[0].item<double>();
       }
       h = h + read;
@@ -169,13 +179,18 @@ void expect_naive_per_token_reference(bool memory_tokens_read, bool read_gate = 
       write_ctx.positions = make_positions(len + mem, 0);
       written = base->layer(1).forward(base->layer(0).forward(with_memory_tokens, write_ctx), write_ctx);
     }
-    // write, memory token by memory token, all against the previous A and z
+    // write, memory token by memory token: the normalised rule all against the previous A and z, the
+    // plain rule each against the A its predecessors left, A ← A + β k (v - Aᵀk)ᵀ
     at::Tensor dA = at::zeros_like(memory.A), dz = at::zeros_like(memory.z);
     for (int64_t i = 0; i < mem; ++i) {
       at::Tensor m = written[0][len + i];
-      at::Tensor k = naive_features(layer->key->forward(m), true);
+      at::Tensor k = features(layer->key->forward(m));
       at::Tensor v = layer->value->forward(m);
       const double b = at::sigmoid(layer->beta->forward(m))[0].item<double>();
+      if (linear_keys) {
+        memory.A = memory.A + b * at::outer(k, v - at::matmul(memory.A.t(), k));
+        continue;
+      }
       at::Tensor vbar = at::zeros_like(v);
       double gamma = 1.0;
       if (!memory.empty) {
@@ -207,6 +222,13 @@ TEST(ArmtModel, memory_tokens_that_do_not_read_equal_the_reference_without_their
 TEST(ArmtModel, gated_reads_equal_the_reference_with_each_read_scaled_by_its_gate) {
   expect_naive_per_token_reference(/*memory_tokens_read=*/false, /*read_gate=*/true);
   expect_naive_per_token_reference(/*memory_tokens_read=*/true, /*read_gate=*/true);
+}
+
+TEST(ArmtModel, signed_keys_equal_the_reference_of_the_plain_delta_rule_with_unit_keys) {
+  expect_naive_per_token_reference(/*memory_tokens_read=*/false, /*read_gate=*/false, /*separate_write_pass=*/false,
+                                   /*linear_keys=*/true);
+  expect_naive_per_token_reference(/*memory_tokens_read=*/true, /*read_gate=*/false, /*separate_write_pass=*/false,
+                                   /*linear_keys=*/true);
 }
 
 TEST(ArmtModel, a_separate_write_pass_equals_the_reference_whose_writes_see_their_segment_alone) {
@@ -369,23 +391,57 @@ TEST(ArmtConfig, malformed_configs_name_the_field) {
   EXPECT_EQ(error(Json{{"separate_write_pass", true}}),
             "a.json: field 'memory_tokens_read' must be false with separate_write_pass (nothing reads in the write "
             "pass)");
+  EXPECT_EQ(error(Json{{"feature_map", "softmax"}}),
+            "a.json: field 'feature_map' must be \"dpfp\" or \"linear\", got \"softmax\"");
+  EXPECT_EQ(error(Json{{"feature_map", "linear"}}),
+            "a.json: field 'use_denom' must be false with feature_map \"linear\" (the normaliser zᵀφ(q) of signed "
+            "features can vanish)");
+  EXPECT_EQ(error(Json{{"feature_map", "linear"}, {"use_denom", false}, {"normalize_features", false}}),
+            "a.json: field 'normalize_features' must be true with feature_map \"linear\" (the delta rule needs unit "
+            "keys)");
   auto base = make_base(tiny_llama_json());
   EXPECT_EQ(bad_input_message([&] { ArmtModel(base, small_armt(6, Json::array({0, 3}))); }),
             "ARMT config: field 'memory_layers': layer 3 does not exist (the base model has 3 layers, 0..2)");
 }
 
-// Flips a boolean field of a saved ARMT model's config (segments of 6 tokens, 20 tokens in all): the
-// first segment, read before any write, answers as before; the later ones differently.
-void expect_flipped_flag_changes_only_later_segments(const std::string& dir, const std::string& config_file,
-                                                     const std::string& field, const at::Tensor& tokens,
-                                                     const at::Tensor& expected) {
+// Sets a field of a saved ARMT model's config to another value (segments of 6 tokens, 20 tokens in all):
+// the first segment, read before any write, answers as before; the later ones differently.
+void expect_changed_field_changes_only_later_segments(const std::string& dir, const std::string& config_file,
+                                                      const std::string& field, const Json& value,
+                                                      const at::Tensor& tokens, const at::Tensor& expected) {
   Json config = read_json_file(dir + "/" + config_file);
-  ASSERT_TRUE(config[field].is_boolean()) << field;
-  config[field] = !config[field].get<bool>();
+  ASSERT_NE(config[field], value) << field;
+  config[field] = value;
   write_file_atomically(dir + "/" + config_file, config.dump());
   at::Tensor other = load_model(dir)->forward(tokens);
   expect_close(other.narrow(1, 0, 6), expected.narrow(1, 0, 6), 1e-5);
   EXPECT_GT((other.narrow(1, 6, 14) - expected.narrow(1, 6, 14)).abs().max().item<double>(), 1e-3) << field;
+}
+
+// The same for a boolean field, flipped.
+void expect_flipped_flag_changes_only_later_segments(const std::string& dir, const std::string& config_file,
+                                                     const std::string& field, const at::Tensor& tokens,
+                                                     const at::Tensor& expected) {
+  const Json config = read_json_file(dir + "/" + config_file);
+  ASSERT_TRUE(config[field].is_boolean()) << field;
+  expect_changed_field_changes_only_later_segments(dir, config_file, field, !config[field].get<bool>(), tokens,
+                                                   expected);
+}
+
+// Saves ARMT over a tiny base with `config` and random memory weights as tmp/<name>; checks that the loaded
+// model answers as the saved one and returns those logits for `tokens`.
+at::Tensor save_armt_and_expect_it_reloads(TempDir& tmp, const ArmtConfig& config, const std::string& name,
+                                           const at::Tensor& tokens) {
+  auto base = make_base(tiny_llama_json());
+  base->to(at::kFloat);
+  save_model(*base, tmp.file("base"));
+  auto armt = create_armt(tmp.file("base"), config);
+  activate_memory(*armt);
+  save_model(*armt, tmp.file(name));
+  at::NoGradGuard no_grad;
+  at::Tensor expected = armt->forward(tokens);
+  expect_close(load_model(tmp.file(name))->forward(tokens), expected, 1e-5);
+  return expected;
 }
 
 TEST(ArmtIo, adapter_and_merged_directories_load_the_same_model) {
@@ -411,21 +467,28 @@ TEST(ArmtIo, adapter_and_merged_directories_load_the_same_model) {
 
 TEST(ArmtIo, the_plain_delta_rule_is_kept_by_the_saved_model_and_changes_its_output) {
   TempDir tmp;
-  auto base = make_base(tiny_llama_json());
-  base->to(at::kFloat);
-  save_model(*base, tmp.file("base"));
   ArmtConfig plain = small_armt(6);
   plain.use_denom = false;
-  auto armt = create_armt(tmp.file("base"), plain);
-  activate_memory(*armt);
-  save_model(*armt, tmp.file("plain"));
   auto tokens = tokens_for(1, 20);
-  at::NoGradGuard no_grad;
-  at::Tensor expected = armt->forward(tokens);
-  expect_close(load_model(tmp.file("plain"))->forward(tokens), expected, 1e-5);
+  at::Tensor expected = save_armt_and_expect_it_reloads(tmp, plain, "plain", tokens);
   // The same weights under the normalised rule answer differently from the second segment on.
   EXPECT_EQ(read_json_file(tmp.file("plain/config.json"))["use_denom"], false);
+  at::NoGradGuard no_grad;
   expect_flipped_flag_changes_only_later_segments(tmp.file("plain"), "config.json", "use_denom", tokens, expected);
+}
+
+TEST(ArmtIo, signed_keys_are_kept_by_the_saved_model_and_change_its_output) {
+  TempDir tmp;
+  ArmtConfig linear = small_armt(6);
+  linear.use_denom = false;
+  linear.feature_map = "linear";
+  auto tokens = tokens_for(1, 20);
+  at::Tensor expected = save_armt_and_expect_it_reloads(tmp, linear, "linear", tokens);
+  // The same weights with DPFP features answer differently from the second segment on.
+  EXPECT_EQ(read_json_file(tmp.file("linear/config.json"))["feature_map"], "linear");
+  at::NoGradGuard no_grad;
+  expect_changed_field_changes_only_later_segments(tmp.file("linear"), "config.json", "feature_map", "dpfp", tokens,
+                                                   expected);
 }
 
 TEST(ArmtIo, a_read_gate_is_saved_with_the_adapter_and_missing_gate_tensors_are_rejected) {

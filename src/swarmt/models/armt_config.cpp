@@ -12,7 +12,7 @@ const std::vector<std::string>& armt_config_keys() {
   static const std::vector<std::string> keys = {
       "segment_size", "num_memory_tokens", "d_mem", "memory_layers", "num_heads", "dpfp_nu",
       "gamma_correction", "use_denom", "normalize_features", "eps", "bptt_depth", "checkpoint_segments",
-      "memory_init_std", "memory_tokens_read", "read_gate", "separate_write_pass", "seed"};
+      "memory_init_std", "memory_tokens_read", "read_gate", "separate_write_pass", "feature_map", "seed"};
   return keys;
 }
 
@@ -46,6 +46,15 @@ ArmtConfig ArmtConfig::from_json(const Json& json, const std::string& source) {
   c.separate_write_pass = v.get_bool("separate_write_pass", c.separate_write_pass);
   SWARMT_CHECK_INPUT(!c.separate_write_pass || !c.memory_tokens_read, v.describe("memory_tokens_read"),
                      " must be false with separate_write_pass (nothing reads in the write pass)");
+  c.feature_map = v.get_string("feature_map", c.feature_map);
+  SWARMT_CHECK_INPUT(c.feature_map == "dpfp" || c.feature_map == "linear", v.describe("feature_map"),
+                     " must be \"dpfp\" or \"linear\", got \"", c.feature_map, "\"");
+  if (c.linear_features()) {
+    SWARMT_CHECK_INPUT(!c.use_denom, v.describe("use_denom"),
+                       " must be false with feature_map \"linear\" (the normaliser zᵀφ(q) of signed features can vanish)");
+    SWARMT_CHECK_INPUT(c.normalize_features, v.describe("normalize_features"),
+                       " must be true with feature_map \"linear\" (the delta rule needs unit keys)");
+  }
   c.seed = static_cast<uint64_t>(v.get_int_in("seed", 0, 0, INT64_MAX));
   SWARMT_CHECK_INPUT(c.d_mem % c.num_heads == 0, v.describe("d_mem"), " (", c.d_mem,
                      ") must be divisible by num_heads (", c.num_heads, ")");
@@ -85,6 +94,7 @@ Json ArmtConfig::to_json() const {
               {"memory_tokens_read", memory_tokens_read},
               {"read_gate", read_gate},
               {"separate_write_pass", separate_write_pass},
+              {"feature_map", feature_map},
               {"seed", seed}};
 }
 

@@ -6,7 +6,7 @@
 //   {"segment_size": 1024, "num_memory_tokens": 16, "d_mem": 64, "memory_layers": "all",
 //    "num_heads": 1, "dpfp_nu": 3, "gamma_correction": true, "use_denom": true, "normalize_features": true,
 //    "eps": 1e-5, "bptt_depth": 0, "checkpoint_segments": false, "memory_init_std": 0, "memory_tokens_read": true,
-//    "read_gate": false, "separate_write_pass": false, "seed": 0}
+//    "read_gate": false, "separate_write_pass": false, "feature_map": "dpfp", "seed": 0}
 //
 // memory_layers: "all", "alternate" (0, 2, 4, ...: the reference code's --alternate_layers),
 // "middle_upper:<fraction>" (round(fraction·L) consecutive layers, at least 1, centred in the upper
@@ -51,6 +51,13 @@ struct ArmtConfig {
   // segment's keys, values and β are a function of that segment alone (a deviation from the papers,
   // docs/armt.md; a second forward over the segment's tokens). Needs memory_tokens_read false.
   bool separate_write_pass = false;
+  // "dpfp" (the papers): φ = DPFP-ν, non-negative, so two keys overlap unless their supports are disjoint,
+  // and every later write moves what an earlier key reads back (by the overlap, with the plain delta rule).
+  // "linear": φ(x) = x, L2-normalised (DeltaNet's keys; a deviation from the papers, docs/armt.md): signed
+  // keys of width d_mem can be orthogonal, so a write need not disturb the others. Needs the plain rule
+  // (use_denom false: zᵀφ(q) of signed features can vanish) and normalize_features (unit keys keep the
+  // delta rule a contraction).
+  std::string feature_map = "dpfp";
   uint64_t seed = 0;               // initialisation of the memory parameters
 
   static ArmtConfig from_json(const Json& json, const std::string& source);
@@ -59,7 +66,8 @@ struct ArmtConfig {
   // The wrapped layers of a base model with `num_layers` layers, ascending; BadInput naming `source`
   // when an index is out of range or the preset is unknown.
   std::vector<int64_t> resolve_memory_layers(int64_t num_layers, const std::string& source) const;
-  int64_t key_dim() const { return 2 * dpfp_nu * d_mem; }  // per model, split over heads
+  bool linear_features() const { return feature_map == "linear"; }
+  int64_t key_dim() const { return linear_features() ? d_mem : 2 * dpfp_nu * d_mem; }  // per model, split over heads
 };
 
 // The keys ArmtConfig::from_json reads (so callers embedding it in a larger object can reject the rest).

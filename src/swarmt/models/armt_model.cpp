@@ -31,6 +31,8 @@ ArmtMemoryLayerImpl::ArmtMemoryLayerImpl(int64_t hidden_size, const ArmtConfig& 
     : hidden_size_(hidden_size),
       heads_(c.num_heads),
       nu_(c.dpfp_nu),
+      key_dim_per_head_(c.key_dim() / c.num_heads),
+      linear_features_(c.linear_features()),
       normalize_(c.normalize_features),
       gamma_correction_(c.gamma_correction),
       use_denom_(c.use_denom),
@@ -53,15 +55,14 @@ ArmtMemoryLayerImpl::ArmtMemoryLayerImpl(int64_t hidden_size, const ArmtConfig& 
 at::Tensor ArmtMemoryLayerImpl::features(const at::Tensor& projected, at::ScalarType dtype) const {
   const int64_t batch = projected.size(0), n = projected.size(1);
   at::Tensor x = projected.to(dtype).view({batch, n, heads_, -1}).permute({0, 2, 1, 3});  // (B, H, N, d_mem/H)
-  at::Tensor phi = ops::dpfp(x, nu_);
+  at::Tensor phi = linear_features_ ? x : ops::dpfp(x, nu_);
   // ||φ|| = 0 when x = 0; the clamp keeps the division finite (φ stays 0 then).
   if (normalize_) phi = phi / phi.norm(2, -1, /*keepdim=*/true).clamp_min(1e-12);
   return phi;
 }
 
 ops::AssocMemoryState ArmtMemoryLayerImpl::zero_state(int64_t batch, at::ScalarType dtype, at::Device device) const {
-  const int64_t key_dim = 2 * nu_ * query->weight.size(0) / heads_;
-  return ops::assoc_memory_zero_state(batch, heads_, key_dim, hidden_size_ / heads_, dtype, device);
+  return ops::assoc_memory_zero_state(batch, heads_, key_dim_per_head_, hidden_size_ / heads_, dtype, device);
 }
 
 at::Tensor ArmtMemoryLayerImpl::read(const ops::AssocMemoryState& state, const at::Tensor& h) {

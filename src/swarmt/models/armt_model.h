@@ -49,15 +49,16 @@ class ArmtMemoryLayerImpl : public torch::nn::Module {
   ops::AssocMemoryState write(const ops::AssocMemoryState& state, const at::Tensor& m);
   ops::AssocMemoryState zero_state(int64_t batch, at::ScalarType dtype, at::Device device) const;
 
-  // φ of a projection, split into heads: (B, N, d_mem) -> (B, H, N, 2·nu·d_mem/H), in `dtype`.
+  // φ of a projection, split into heads: (B, N, d_mem) -> (B, H, N, key_dim/H), in `dtype` (key_dim:
+  // 2·nu·d_mem for DPFP, d_mem for linear features).
   at::Tensor features(const at::Tensor& projected, at::ScalarType dtype) const;
 
   torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr}, beta{nullptr};
   torch::nn::Linear gate{nullptr};  // read_gate only: (d -> heads), the read's per-head gate
 
  private:
-  int64_t hidden_size_, heads_, nu_;
-  bool normalize_, gamma_correction_, use_denom_;
+  int64_t hidden_size_, heads_, nu_, key_dim_per_head_;
+  bool linear_features_, normalize_, gamma_correction_, use_denom_;
   double eps_;
 };
 TORCH_MODULE(ArmtMemoryLayer);
