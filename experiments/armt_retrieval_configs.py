@@ -48,7 +48,8 @@ The recipe (full mode; quick mode cuts every budget so that the study fits in 10
   armt_linear  the no-read arm with signed keys (`feature_map` "linear", docs/armt.md): φ(x) = x, L2-normalised,
                as DeltaNet's keys, instead of DPFP's non-negative features; with DPFP two keys overlap unless
                their supports are disjoint, and each later write moves what an earlier key reads back (trained
-               with `--linear-keys`; with `--second-seed` also armt_linear_seed2);
+               with `--linear-keys`; with `--second-seed` also armt_linear_seed2; measured level with the
+               no-read arm inside the training length and worse beyond it: docs/results/README.md §2);
   armt_lm      the no-read arm after a continued language-model phase (essay text over 2 -> 4 -> 8 segments,
                loss on every token; trained with `--recipe`, as are the next two);
   armt_denom, armt_denom_nogamma

@@ -51,7 +51,8 @@ ArmtConfig ArmtConfig::from_json(const Json& json, const std::string& source) {
                      " must be \"dpfp\" or \"linear\", got \"", c.feature_map, "\"");
   if (c.linear_features()) {
     SWARMT_CHECK_INPUT(!c.use_denom, v.describe("use_denom"),
-                       " must be false with feature_map \"linear\" (the normaliser zᵀφ(q) of signed features can vanish)");
+                       " must be false with feature_map \"linear\" (the normaliser zᵀφ(q) of signed features can "
+                       "vanish)");
     SWARMT_CHECK_INPUT(c.normalize_features, v.describe("normalize_features"),
                        " must be true with feature_map \"linear\" (the delta rule needs unit keys)");
   }
