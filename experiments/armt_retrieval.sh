@@ -23,6 +23,9 @@
 #                two facts' keys can be orthogonal and a later write leave an earlier one's answer alone
 #   armt8_noread with --eight-layers: base8, the base with 8 layers pretrained as base is, wrapped like
 #                armt_noread, and its own fair baseline full8 / full8_rope (full attention over base8)
+#   armt_wide_noread
+#                with --wide-base: likewise over base_wide, the base twice as wide (d 256, 8 heads), with
+#                full_wide / full_wide_rope
 #   armt_lm, armt_denom, armt_denom_nogamma
 #                with --recipe: the recipe's parts, beside armt_noread (seed 1): a continued language-model
 #                phase (2 -> 4 -> 8 segments of essay text) before the recall phases; the normalised rule
@@ -39,7 +42,8 @@
 # every cell with its 95% Wilson interval.
 #
 # Usage: experiments/armt_retrieval.sh [--quick] [--second-seed] [--no-read] [--read-gate] [--separate-write]
-#                                   [--linear-keys] [--eight-layers] [--recipe] [--swax-base] [--device DEV] [BUILD_DIR]
+#                                   [--linear-keys] [--eight-layers] [--wide-base] [--recipe] [--swax-base]
+#                                   [--device DEV] [BUILD_DIR]
 #   full: about 50 minutes on a fast 2-core machine, 200 questions per cell (an earlier run of this recipe
 #   with each key asked once; on a 2-core machine 2.5 times slower ARMT's 8-segment phase alone takes
 #   about 95 minutes, and the probes 7 minutes: docs/results/README.md); --quick: about 10 minutes, 40
@@ -53,6 +57,8 @@
 #   --linear-keys: likewise armt_linear (the same cost as armt_noread).
 #   --eight-layers: also base8, armt8_noread (with --second-seed its second seed too) and the full-attention
 #   stages over base8, with the probes of armt and full (an ARMT arm over base8 takes twice armt's time).
+#   --wide-base: likewise base_wide, armt_wide_noread and full_wide (each stage about 3.3 times the time of
+#   the same stage over base on one core: 3.0 against 10 steps/s at 2 segments).
 #   --recipe: also armt_lm, armt_denom and armt_denom_nogamma, with ARMT's probes (about twice ARMT's time).
 #   --swax-base: also swax_base and ARMT over it (armt_swax), with ARMT's probes (ARMT's training time again).
 #   --device cuda: every training and probe on that device (a CUDA build, docs/scaling.md), one process;
@@ -62,7 +68,8 @@
 #   plots) to docs/results/armt_retrieval[_quick]/. Stages already in the work directory are reused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MODE=full SEEDS=1 SWAX=0 EIGHT=0 RECIPE=0 DEVICE=cpu
+MODE=full SEEDS=1 SWAX=0 RECIPE=0 DEVICE=cpu
+BASES=()  # further bases, each wrapped like armt_noread beside its own baseline: base<tag>, armt<tag>_noread, full<tag>
 ARMS=()  # further ARMT arms over base: armt_<arm>, configs armt_<arm>[_seed2]_train.json
 while [ $# -gt 0 ]; do
   case $1 in
@@ -73,11 +80,12 @@ while [ $# -gt 0 ]; do
     --separate-write) ARMS+=(sep); shift ;;
     --linear-keys) ARMS+=(linear); shift ;;
     --swax-base) SWAX=1; shift ;;
-    --eight-layers) EIGHT=1; shift ;;
+    --eight-layers) BASES+=(8); shift ;;
+    --wide-base) BASES+=(_wide); shift ;;
     --recipe) RECIPE=1; shift ;;
     --device) [ $# -ge 2 ] || { echo "armt_retrieval: --device needs a value (cpu, cuda, cuda:N)" >&2; exit 2; }
               DEVICE=$2; shift 2 ;;
-    -*) echo "armt_retrieval: unknown option '$1' (options: --quick, --second-seed, --no-read, --read-gate, --separate-write, --linear-keys, --eight-layers, --recipe, --swax-base, --device DEV)" >&2; exit 2 ;;
+    -*) echo "armt_retrieval: unknown option '$1' (options: --quick, --second-seed, --no-read, --read-gate, --separate-write, --linear-keys, --eight-layers, --wide-base, --recipe, --swax-base, --device DEV)" >&2; exit 2 ;;
     *) break ;;
   esac
 done
@@ -125,16 +133,16 @@ if [ $RECIPE = 1 ]; then
       "${RUN[@]}"
   done
 fi
-if [ $EIGHT = 1 ]; then
-  timed "$WORK/base8" "$S" train --config "$WORK/base8_train.json" --out "$WORK/base8" "${RUN[@]}"
-  names=armt8_noread; [ $SEEDS = 2 ] && names+=" armt8_noread_seed2"
+for tag in "${BASES[@]}"; do
+  timed "$WORK/base$tag" "$S" train --config "$WORK/base${tag}_train.json" --out "$WORK/base$tag" "${RUN[@]}"
+  names=armt${tag}_noread; [ $SEEDS = 2 ] && names+=" armt${tag}_noread_seed2"
   for name in $names; do  # armt_noread's configs: the ARMT config does not name its base
-    timed "$WORK/$name" "$S" armt train --base "$WORK/base8" --config "$WORK/${name/armt8/armt}_train.json" \
+    timed "$WORK/$name" "$S" armt train --base "$WORK/base$tag" --config "$WORK/${name/armt$tag/armt}_train.json" \
       --out "$WORK/$name" "${RUN[@]}"
   done
-fi
-fulls=full; [ $EIGHT = 1 ] && fulls+=" full8"
-for full in $fulls; do  # the baseline's stages over base (full_2, ...) or base8 (full8_2, ...)
+done
+fulls=full; for tag in "${BASES[@]}"; do fulls+=" full$tag"; done
+for full in $fulls; do  # the baseline's stages over base (full_2, ...), base8 (full8_2, ...) or base_wide
   last=
   for stage in ${stages//full_/${full}_}; do
     timed "$WORK/$stage" "$S" train --config "$WORK/$stage.json" --out "$WORK/$stage" "${RUN[@]}"
@@ -145,9 +153,9 @@ done
 
 five=$(( SAMPLES / 5 ))
 armts=armt; for arm in "${ARMS[@]}"; do armts+=" armt_$arm"; done; [ $SWAX = 1 ] && armts+=" armt_swax"
-[ $EIGHT = 1 ] && armts+=" armt8_noread"; [ $RECIPE = 1 ] && armts+=" $RECIPE_ARMS"
+for tag in "${BASES[@]}"; do armts+=" armt${tag}_noread"; done; [ $RECIPE = 1 ] && armts+=" $RECIPE_ARMS"
 in_context_models="$armts $fulls base base_recall"; [ $SWAX = 1 ] && in_context_models+=" swax_base"
-[ $EIGHT = 1 ] && in_context_models+=" base8"
+for tag in "${BASES[@]}"; do in_context_models+=" base$tag"; done
 for model in $in_context_models; do
   probe in_context $model "$WORK/$model" 4 $((SAMPLES / 2)) --pairs 2
 done
@@ -161,7 +169,7 @@ for model in $armts; do
 done
 if [ $SEEDS = 2 ]; then  # the headline rows again, from the second seed
   seconds=armt_seed2; for arm in "${ARMS[@]}"; do seconds+=" armt_${arm}_seed2"; done
-  [ $EIGHT = 1 ] && seconds+=" armt8_noread_seed2"
+  for tag in "${BASES[@]}"; do seconds+=" armt${tag}_noread_seed2"; done
   for model in $seconds; do
     probe in_context $model "$WORK/$model" 4 $((SAMPLES / 2)) --pairs 2
     probe five_facts $model "$WORK/$model" $((5 * T)),$((8 * T)) $five --pairs 5 --gap $((T - 2))

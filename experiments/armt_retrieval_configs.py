@@ -58,6 +58,10 @@ The recipe (full mode; quick mode cuts every budget so that the study fits in 10
   base8        the base with 8 layers instead of 4, pretrained as base is (experiments/armt_memory_layers.sh;
                with `--eight-layers` also wrapped like armt_noread as armt8_noread, beside full8_<n>, the
                fair baseline's stages over base8);
+  base_wide    the base twice as wide (d 256, 8 heads of 32, 768 MLP units), pretrained as base is (with
+               `--wide-base` also wrapped like armt_noread as armt_wide_noread, beside full_wide_<n>, the fair
+               baseline's stages over base_wide): whether a base that binds facts better in its own context
+               carries more of them through the memory;
   layers_<arm> ARMT over base8 with memory in a subset of its layers (LAYER_SUBSETS): the phases s2 and s4
                of armt's recipe, 1500 steps each (experiments/armt_memory_layers.sh);
   full_<n>     the fair baseline: base with full attention trained on the same task configs (the same
@@ -91,6 +95,9 @@ MODEL = {
     "num_key_value_heads": 4, "head_dim": 32, "intermediate_size": 384, "vocab_size": 259, "rms_norm_eps": 1e-5,
     "rope_theta": 10000.0, "tie_word_embeddings": True, "bos_token_id": 257, "eos_token_id": 258, "pad_token_id": 256,
 }
+# The base twice as wide (d 256, 8 heads of 32, 768 MLP units; about 3.4 M parameters against 0.89 M): whether a
+# base that binds facts better in its own context carries more of them through the memory.
+MODEL_WIDE = dict(MODEL, hidden_size=256, num_attention_heads=8, num_key_value_heads=8, intermediate_size=768)
 # The same size with SWAX's mixers (docs/swax.md): mLSTM and sliding-window attention alternating ("MS"), the
 # window (64) wider than a segment with its memory tokens, so inside ARMT's segments both models see the whole
 # segment; 887.6 k parameters against the Llama base's 886.3 k (`swarmt model describe`).
@@ -130,6 +137,7 @@ def configs(work, b):
         "training": dict(training(b["base"], 0.003, 1), batch_size=16)}
     out["swax_base_train.json"] = dict(out["base_train.json"], model=MODEL_SWAX)
     out["base8_train.json"] = dict(out["base_train.json"], model=dict(MODEL, num_hidden_layers=8))
+    out["base_wide_train.json"] = dict(out["base_train.json"], model=MODEL_WIDE)
     out["base_recall_train.json"] = {
         "init_from": f"{work}/base", "sequence_length": 4 * T,
         "data": {"train": recall({"pairs": [[0, 2], [0.2, 4]], "queries_per_pair": 3, "distances": [[1, 3, 20]]})},
@@ -140,7 +148,7 @@ def configs(work, b):
                                "schedule": "cosine", "min_lr_ratio": 0.1}}
 
     phases = [phase(segments, task, steps) for (segments, task), steps in zip(PHASES, b["phase"])]
-    for base, prefix in (("base", "full"), ("base8", "full8")):  # the baseline over each base
+    for base, prefix in (("base", "full"), ("base8", "full8"), ("base_wide", "full_wide")):  # over each base
         previous = f"{work}/{base}"
         for (segments, task), steps in zip(PHASES, b["phase"]):
             name = f"{prefix}_{segments}"

@@ -19,8 +19,9 @@ SETS = {  # probe set -> what a reader sees
     "rewrites": "five facts rewritten twice, the answer the latest value",
 }
 MODELS = ["armt", "armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate", "armt_gate_seed2", "armt_sep",
-          "armt_sep_seed2", "armt_linear", "armt_linear_seed2", "armt8_noread", "armt8_noread_seed2", "armt_lm",
-          "armt_denom", "armt_denom_nogamma", "full8", "full8_rope", "base8", "armt_swax", "full", "full_rope",
+          "armt_sep_seed2", "armt_linear", "armt_linear_seed2", "armt8_noread", "armt8_noread_seed2",
+          "armt_wide_noread", "armt_wide_noread_seed2", "armt_lm", "armt_denom", "armt_denom_nogamma", "full8",
+          "full8_rope", "base8", "full_wide", "full_wide_rope", "base_wide", "armt_swax", "full", "full_rope",
           "base", "base_recall", "swax_base"]
 LABELS = {"armt": "ARMT (memory in all layers)", "armt_seed2": "ARMT, second seed (initialisation and data order)",
           "armt_noread": "ARMT, memory tokens that do not read the memory",
@@ -39,12 +40,19 @@ LABELS = {"armt": "ARMT (memory in all layers)", "armt_seed2": "ARMT, second see
           "armt8_noread": "ARMT over the 8-layer base, memory tokens that do not read",
           "armt8_noread_seed2": "ARMT over the 8-layer base, memory tokens that do not read, second seed",
           "armt8_noread_seeds_pooled": "ARMT over the 8-layer base, memory tokens that do not read, both seeds pooled",
+          "armt_wide_noread": "ARMT over the base twice as wide (d 256), memory tokens that do not read",
+          "armt_wide_noread_seed2": "ARMT over the base twice as wide, memory tokens that do not read, second seed",
+          "armt_wide_noread_seeds_pooled":
+              "ARMT over the base twice as wide, memory tokens that do not read, both seeds pooled",
           "armt_lm": "ARMT, memory tokens that do not read, after a continued language-model phase",
           "armt_denom": "ARMT, memory tokens that do not read, normalised rule with the gamma correction (s2, s4)",
           "armt_denom_nogamma": "ARMT, memory tokens that do not read, normalised rule without gamma (s2, s4)",
           "full8": "full attention over the 8-layer base, trained on the same data",
           "full8_rope": "full attention over the 8-layer base + linear RoPE scaling",
           "base8": "8-layer base (the language model the 8-layer arms wrap)",
+          "full_wide": "full attention over the base twice as wide, trained on the same data",
+          "full_wide_rope": "full attention over the base twice as wide + linear RoPE scaling",
+          "base_wide": "base twice as wide (the language model the wide arms wrap)",
           "full": "full attention, trained on the same data",
           "full_rope": "full attention + linear RoPE scaling", "base": "base (the language model ARMT wraps)",
           "base_recall": "base fine-tuned on in-context recall",
@@ -52,28 +60,35 @@ LABELS = {"armt": "ARMT (memory in all layers)", "armt_seed2": "ARMT, second see
           "swax_base": "SWAX base (the language model that ARMT wraps in the row above)"}
 STAGES = ["base", "base_recall", "armt", "armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate",
           "armt_gate_seed2", "armt_sep", "armt_sep_seed2", "armt_linear", "armt_linear_seed2", "base8",
-          "armt8_noread", "armt8_noread_seed2", "armt_lm", "armt_denom", "armt_denom_nogamma", "swax_base",
-          "armt_swax", "full_2", "full_4", "full_8", "full8_2", "full8_4", "full8_8"]
+          "armt8_noread", "armt8_noread_seed2", "base_wide", "armt_wide_noread", "armt_wide_noread_seed2", "armt_lm",
+          "armt_denom", "armt_denom_nogamma", "swax_base", "armt_swax", "full_2", "full_4", "full_8", "full8_2",
+          "full8_4", "full8_8", "full_wide_2", "full_wide_4", "full_wide_8"]
 # ARMT arms judged beside `armt` in the acceptance comparisons, and the seeds pooled into one cell.
 OTHER_ARMS = ["armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate", "armt_gate_seed2", "armt_sep",
-              "armt_sep_seed2", "armt_linear", "armt_linear_seed2", "armt8_noread", "armt8_noread_seed2", "armt_lm",
+              "armt_sep_seed2", "armt_linear", "armt_linear_seed2", "armt8_noread", "armt8_noread_seed2",
+              "armt_wide_noread", "armt_wide_noread_seed2", "armt_lm",
               "armt_denom", "armt_denom_nogamma", "armt_swax"]
 SEED_POOLS = {"armt_seeds_pooled": ["armt", "armt_seed2"], "armt_noread_seeds_pooled": ["armt_noread", "armt_noread_seed2"],
               "armt_gate_seeds_pooled": ["armt_gate", "armt_gate_seed2"],
               "armt_sep_seeds_pooled": ["armt_sep", "armt_sep_seed2"],
               "armt_linear_seeds_pooled": ["armt_linear", "armt_linear_seed2"],
-              "armt8_noread_seeds_pooled": ["armt8_noread", "armt8_noread_seed2"]}
+              "armt8_noread_seeds_pooled": ["armt8_noread", "armt8_noread_seed2"],
+              "armt_wide_noread_seeds_pooled": ["armt_wide_noread", "armt_wide_noread_seed2"]}
 
 # Arms with their own in-segment line (the Llama-based arms beside `armt`).
 IN_SEGMENT_ARMS = ["armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate", "armt_gate_seed2", "armt_sep",
                    "armt_sep_seed2", "armt_linear", "armt_linear_seed2", "armt8_noread", "armt8_noread_seed2",
+                   "armt_wide_noread", "armt_wide_noread_seed2",
                    "armt_lm", "armt_denom", "armt_denom_nogamma"]
 
 
 def baselines_of(arm):
     """The fair baselines an ARMT arm is judged against: full attention over the same base, as trained and
     with RoPE scaling."""
-    return ("full8", "full8_rope") if arm.startswith("armt8") else ("full", "full_rope")
+    for tag in ("8", "_wide"):
+        if arm.startswith(f"armt{tag}_"):
+            return f"full{tag}", f"full{tag}_rope"
+    return "full", "full_rope"
 
 
 def collect_cells(work, sets=SETS):
@@ -168,7 +183,7 @@ def comparisons(cells, T):
                 row = {"armt": a["mean"], "armt_ci95": a["ci95"], "full": rivals[0] and rivals[0]["mean"],
                        "full_rope": rivals[1] and rivals[1]["mean"],
                        "above_both_baselines_with_disjoint_intervals": disjoint_above(a, rivals)}
-                for baseline in ("full8", "full8_rope"):
+                for baseline in ("full8", "full8_rope", "full_wide", "full_wide_rope"):
                     cell = get(baseline, set_name, n * T)
                     if cell:
                         row[baseline] = cell["mean"]
@@ -180,6 +195,7 @@ def comparisons(cells, T):
                 for other, second in arms.items():
                     if second:
                         row.update({other: second["mean"], f"{other}_ci95": second["ci95"],
+                                    f"{other}_judged_against": list(baselines_of(other)),
                                     f"{other}_above_both_baselines_with_disjoint_intervals":
                                         disjoint_above(second, [get(m, set_name, n * T) for m in baselines_of(other)])})
                 out[f"{set_name}_{n}T"] = row
@@ -212,6 +228,7 @@ def main():
         (" --read-gate" if "armt_gate" in stages else "") + (" --separate-write" if "armt_sep" in stages else "") + \
         (" --linear-keys" if "armt_linear" in stages else "") + \
         (" --eight-layers" if "armt8_noread" in stages else "") + \
+        (" --wide-base" if "armt_wide_noread" in stages else "") + \
         (" --recipe" if "armt_lm" in stages else "") + (" --swax-base" if "armt_swax" in stages else "")
     results = {"experiment": "armt_retrieval", "mode": a.mode, "command": command, "wall_seconds": a.seconds,
                "segment_tokens": T, "cells": cells, "five_facts_by_order": by_order(a.work),

@@ -209,6 +209,9 @@ struct ArmtExperimentReport : ::testing::Test {
     probe("five_facts", "armt8_noread", "armt", "320", "--pairs 5 --gap 62 --seed 17");
     probe("five_facts", "full8", "base_answer", "320", "--pairs 5 --gap 62 --seed 19");
     probe("five_facts", "full8_rope", "base_answer", "320", "--pairs 5 --gap 62 --seed 21");
+    probe("five_facts", "armt_wide_noread", "armt", "320", "--pairs 5 --gap 62 --seed 23");
+    probe("five_facts", "full_wide", "base_answer", "320", "--pairs 5 --gap 62 --seed 25");
+    probe("five_facts", "full_wide_rope", "base_answer", "320", "--pairs 5 --gap 62 --seed 27");
     probe("in_context", "armt_swax", "armt_mid", "4", "--pairs 2");
     probe("in_context", "swax_base", "base_answer", "4", "--pairs 2 --seed 7");
     probe("rewrites", "full", "base_answer", "320", "--pairs 5 --gap 62 --rewrites 2");
@@ -370,6 +373,15 @@ TEST_F(ArmtExperimentReport, retrieval_report_merges_every_probe_of_a_model_with
                                       cell_of("full8_rope").at("ci95")[1].get<double>());
   EXPECT_EQ(headline.at("armt8_noread_above_both_baselines_with_disjoint_intervals").get<bool>(),
             cell_of("armt8_noread").at("ci95")[0].get<double>() > rivals_high);
+  EXPECT_EQ(headline.at("armt8_noread_judged_against"), Json::array({"full8", "full8_rope"}));
+  // Likewise an arm over the wider base, against full attention over the wider base.
+  EXPECT_EQ(headline.at("armt_wide_noread_judged_against"), Json::array({"full_wide", "full_wide_rope"}));
+  EXPECT_DOUBLE_EQ(headline.at("full_wide").get<double>(), cell_of("full_wide").at("mean").get<double>());
+  const double wide_rivals_high = std::max(cell_of("full_wide").at("ci95")[1].get<double>(),
+                                           cell_of("full_wide_rope").at("ci95")[1].get<double>());
+  EXPECT_EQ(headline.at("armt_wide_noread_above_both_baselines_with_disjoint_intervals").get<bool>(),
+            cell_of("armt_wide_noread").at("ci95")[0].get<double>() > wide_rivals_high);
+  EXPECT_EQ(headline.at("armt_noread_judged_against"), Json::array({"full", "full_rope"}));
   const Json& noread_inside = results.at("comparisons").at("in_context_armt_noread");
   EXPECT_DOUBLE_EQ(noread_inside.at("difference_to_base_recall").get<double>(),
                    results.at("cells").at("armt_noread").at("in_context").at("4").at("mean").get<double>() -
