@@ -61,7 +61,8 @@ The recipe (full mode; quick mode cuts every budget so that the study fits in 10
   base_wide    the base twice as wide (d 256, 8 heads of 32, 768 MLP units), pretrained as base is (with
                `--wide-base` also wrapped like armt_noread as armt_wide_noread, beside full_wide_<n>, the fair
                baseline's stages over base_wide): whether a base that binds facts better in its own context
-               carries more of them through the memory;
+               carries more of them through the memory (measured at the end of s4 at lr 2e-3 and 1e-3: it
+               carries fewer, and full attention over it binds no better: docs/results/README.md §2);
   layers_<arm> ARMT over base8 with memory in a subset of its layers (LAYER_SUBSETS): the phases s2 and s4
                of armt's recipe, 1500 steps each (experiments/armt_memory_layers.sh);
   full_<n>     the fair baseline: base with full attention trained on the same task configs (the same
@@ -95,8 +96,7 @@ MODEL = {
     "num_key_value_heads": 4, "head_dim": 32, "intermediate_size": 384, "vocab_size": 259, "rms_norm_eps": 1e-5,
     "rope_theta": 10000.0, "tie_word_embeddings": True, "bos_token_id": 257, "eos_token_id": 258, "pad_token_id": 256,
 }
-# The base twice as wide (d 256, 8 heads of 32, 768 MLP units; about 3.4 M parameters against 0.89 M): whether a
-# base that binds facts better in its own context carries more of them through the memory.
+# The base twice as wide: 3.48 M parameters against 0.89 M (`swarmt model describe`).
 MODEL_WIDE = dict(MODEL, hidden_size=256, num_attention_heads=8, num_key_value_heads=8, intermediate_size=768)
 # The same size with SWAX's mixers (docs/swax.md): mLSTM and sliding-window attention alternating ("MS"), the
 # window (64) wider than a segment with its memory tokens, so inside ARMT's segments both models see the whole
