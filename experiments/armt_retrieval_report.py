@@ -82,10 +82,14 @@ IN_SEGMENT_ARMS = ["armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate"
                    "armt_lm", "armt_denom", "armt_denom_nogamma"]
 
 
+# The further bases of the script's BASES (--eight-layers, --wide-base): base<tag>, armt<tag>_noread, full<tag>.
+FURTHER_BASES = ("8", "_wide")
+
+
 def baselines_of(arm):
     """The fair baselines an ARMT arm is judged against: full attention over the same base, as trained and
     with RoPE scaling."""
-    for tag in ("8", "_wide"):
+    for tag in FURTHER_BASES:
         if arm.startswith(f"armt{tag}_"):
             return f"full{tag}", f"full{tag}_rope"
     return "full", "full_rope"
@@ -183,7 +187,7 @@ def comparisons(cells, T):
                 row = {"armt": a["mean"], "armt_ci95": a["ci95"], "full": rivals[0] and rivals[0]["mean"],
                        "full_rope": rivals[1] and rivals[1]["mean"],
                        "above_both_baselines_with_disjoint_intervals": disjoint_above(a, rivals)}
-                for baseline in ("full8", "full8_rope", "full_wide", "full_wide_rope"):
+                for baseline in (f"full{tag}{rope}" for tag in FURTHER_BASES for rope in ("", "_rope")):
                     cell = get(baseline, set_name, n * T)
                     if cell:
                         row[baseline] = cell["mean"]
