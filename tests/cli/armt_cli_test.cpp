@@ -162,5 +162,52 @@ TEST_F(ArmtCli, bad_configs_and_broken_adapters_exit_2_with_the_file_named) {
   EXPECT_NE(r.err.find("not an ARMT model"), std::string::npos) << r.err;
 }
 
+TEST_F(ArmtCli, lookup_reports_each_memory_layer_on_the_probes_of_eval_recall_and_refuses_bad_input) {
+  write_file(tmp.file("armt16.json"), R"({"segment_size": 16, "num_memory_tokens": 2, "d_mem": 8, "memory_layers": [0, 1]})");
+  auto r = run_swarmt("armt init --base " + tmp.file("base") + " --config " + tmp.file("armt16.json") + " --out " +
+                      tmp.file("adapter"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_swarmt("-q armt lookup --model " + tmp.file("adapter") +
+                 " --pairs 3 --gap 14 --distance 64 --samples 4 --json " + tmp.file("lookup.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("| layer |"), std::string::npos) << r.out;
+  const Json lookup = read_json_file(tmp.file("lookup.json"));
+  EXPECT_EQ(lookup["questions"], 12);
+  EXPECT_DOUBLE_EQ(lookup["lookup_chance"].get<double>(), 1.0 / 3.0);
+  ASSERT_EQ(lookup["layers"].size(), 2u);
+  for (const auto& layer : lookup["layers"]) {
+    EXPECT_EQ(layer["questions"], 12);
+    EXPECT_LE(layer["hits"].get<int64_t>(), 12);
+    // An untrained adapter's memory (W_v = 0) reads nothing back, but its queries and keys exist.
+    EXPECT_GE(layer["query_cosine"].get<double>(), -1.0);
+    EXPECT_LE(layer["query_cosine"].get<double>(), 1.0 + 1e-9);
+    EXPECT_GT(layer["beta_fact"].get<double>(), 0.0);
+  }
+  // The same probes as `eval recall` at that distance: the same answers.
+  r = run_swarmt("-q eval recall --model " + tmp.file("adapter") + " --pairs 3 --gap 14 --distances 64 --samples 4 --out " +
+                 tmp.file("recall"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json recall = read_json_file(tmp.file("recall/results.json"));
+  EXPECT_EQ(recall["aggregates"]["by_length"][0]["successes"], lookup["answers_correct"]);
+
+  // Without --keys, the ids of the recall task the model was last trained on, also from an ARMT run's phases.
+  write_file(tmp.file("adapter/train_config.json"), R"({"phases": [{"data": {"train": {"tasks": [{"task": "recall",
+      "keys": [97, 105], "values": [65, 73], "filler": [128, 256]}]}}}]})");
+  r = run_swarmt("-q armt lookup --model " + tmp.file("adapter") + " --pairs 3 --gap 14 --distance 64 --samples 1 --json " +
+                 tmp.file("lookup2.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_json_file(tmp.file("lookup2.json"))["keys"], Json::array({97, 105}));
+
+  r = run_swarmt("armt lookup --model " + tmp.file("base"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("not an ARMT model"), std::string::npos) << r.err;
+  r = run_swarmt("armt lookup --model " + tmp.file("adapter") + " --pairs 1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--pairs must be in [2, 4096]"), std::string::npos) << r.err;
+  r = run_swarmt("armt lookup --model " + tmp.file("adapter") + " --keys 5:3");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--keys"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace swarmt

@@ -3,6 +3,7 @@
 //   swarmt armt train  --base DIR --config FILE --out DIR [--init ADAPTER] [--resume [--restart]]
 //   swarmt armt layers --base DIR --config FILE --subsets "all;alternate;middle_upper:0.2" --eval-data FILE --out DIR
 //   swarmt armt cost   --model DIR [--segments 1,2,4,...,64] [--json FILE]
+//   swarmt armt lookup --model DIR [--pairs 5 --gap 14 --distance 128 --samples 40] [--json FILE]  (armt_lookup_command.cpp)
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -318,7 +319,7 @@ int run_cost(const CostOptions& o) {
 }  // namespace
 
 void register_armt(CLI::App& app, const GlobalOptions& globals, CommandList& commands) {
-  CLI::App* group = app.add_subcommand("armt", "ARMT: associative memory around a model (init, train, layers, cost)");
+  CLI::App* group = app.add_subcommand("armt", "ARMT: associative memory around a model (init, train, layers, cost, lookup)");
   group->require_subcommand(1);
 
   auto init = std::make_shared<InitOptions>();
@@ -366,6 +367,8 @@ void register_armt(CLI::App& app, const GlobalOptions& globals, CommandList& com
   c->add_option("--json", cost->json_out, "Write the table as JSON");
   c->add_option("--child", cost->child, "internal: one measurement (armt:N or base:N)")->group("");
   commands.push_back({c, [cost]() { return run_cost(*cost); }});
+
+  register_armt_lookup(*group, commands);
 }
 
 }  // namespace swarmt::cli

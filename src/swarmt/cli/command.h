@@ -38,6 +38,8 @@ void register_bench(CLI::App& app, const GlobalOptions& globals, CommandList& co
 void register_eval(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
 void register_model(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
 void register_armt(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
+// `swarmt armt lookup` (armt_lookup_command.cpp), added to the armt group by register_armt.
+void register_armt_lookup(CLI::App& armt_group, CommandList& commands);
 void register_tokenize(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
 void register_report(CLI::App& app, const GlobalOptions& globals, CommandList& commands);
 

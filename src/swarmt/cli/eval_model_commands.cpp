@@ -10,6 +10,7 @@
 
 #include "swarmt/cli/cli_util.h"
 #include "swarmt/cli/eval_command.h"
+#include "swarmt/cli/recall_vocabulary_args.h"
 #include "swarmt/core/atomic_file.h"
 #include "swarmt/core/error.h"
 #include "swarmt/core/run_lock.h"
@@ -306,37 +307,6 @@ struct RecallArgs : ModelArgs {
   bool forget_beyond_window = false;
 };
 
-// "a:b" -> [a, b); empty keeps `range`.
-void parse_id_range(const std::string& text, const std::string& option, int64_t& begin, int64_t& end) {
-  if (text.empty()) return;
-  const auto colon = text.find(':');
-  SWARMT_CHECK_INPUT(colon != std::string::npos, option, ": '", text, "' is not a range BEGIN:END");
-  const auto ids = parse_id_list(text.substr(0, colon) + "," + text.substr(colon + 1), option);
-  SWARMT_CHECK_INPUT(ids.size() == 2, option, ": '", text, "' is not a range BEGIN:END");
-  SWARMT_CHECK_INPUT(ids[0] < ids[1], option, ": '", text, "' is an empty range (BEGIN must be below END)");
-  begin = ids[0];
-  end = ids[1];
-}
-
-// The training run beside a model directory (train_config.json), if any: its sequence length and the
-// id ranges of its recall task, so that a model is probed with the vocabulary it was trained on.
-void defaults_from_training(const std::string& model_dir, RecallArgs& o, data::RecallVocabulary& vocabulary) {
-  const std::string path = model_dir + "/train_config.json";
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return;
-  const Json config = read_json_file(path);
-  if (o.training_length == 0 && config.contains("sequence_length") && config["sequence_length"].is_number_integer())
-    o.training_length = config["sequence_length"].get<int64_t>();
-  const Json* tasks = nullptr;
-  if (config.contains("data") && config["data"].contains("train") && config["data"]["train"].contains("tasks"))
-    tasks = &config["data"]["train"]["tasks"];
-  if (!tasks || !tasks->is_array()) return;
-  for (const auto& task : *tasks) {
-    if (!task.is_object() || task.value("task", "") != "recall") continue;
-    auto config_of = data::recall_training_config_from_json(JsonView(task, path, "data.train.tasks[recall]."), 0);
-    vocabulary = config_of.vocabulary;
-  }
-}
 }  // namespace
 
 void register_eval_recall(CLI::App& group, const GlobalOptions& globals, CommandList& commands) {
@@ -367,18 +337,8 @@ void register_eval_recall(CLI::App& group, const GlobalOptions& globals, Command
                         SWARMT_CHECK_INPUT(o->pairs >= 1 && o->pairs <= 4096, "--pairs must be in [1, 4096] (got ", o->pairs, ")");
                         SWARMT_CHECK_INPUT(o->samples >= 1 && o->samples <= 1000000, "--samples must be in [1, 1000000] (got ", o->samples, ")");
                         SWARMT_CHECK_INPUT(o->training_length >= 0, "--training-length must be >= 0");
-                        defaults_from_training(o->model, *o, r.vocabulary);
-                        parse_id_range(o->keys, "--keys", r.vocabulary.key_begin, r.vocabulary.key_end);
-                        parse_id_range(o->values, "--values", r.vocabulary.value_begin, r.vocabulary.value_end);
-                        parse_id_range(o->filler, "--filler", r.vocabulary.filler_begin, r.vocabulary.filler_end);
-                        const auto& v = r.vocabulary;
-                        const auto overlap = [](int64_t b1, int64_t e1, int64_t b2, int64_t e2) { return b1 < e2 && b2 < e1; };
-                        SWARMT_CHECK_INPUT(!overlap(v.key_begin, v.key_end, v.value_begin, v.value_end) &&
-                                               !overlap(v.key_begin, v.key_end, v.filler_begin, v.filler_end) &&
-                                               !overlap(v.value_begin, v.value_end, v.filler_begin, v.filler_end),
-                                           "--keys ", v.key_begin, ":", v.key_end, ", --values ", v.value_begin, ":",
-                                           v.value_end, " and --filler ", v.filler_begin, ":", v.filler_end,
-                                           " must be disjoint id ranges");
+                        recall_defaults_from_training(o->model, r.vocabulary, &o->training_length);
+                        r.vocabulary = recall_vocabulary_from_args(r.vocabulary, o->keys, o->values, o->filler);
                         r.pairs = o->pairs;
                         r.gap = o->gap;
                         r.rewrites = o->rewrites;
