@@ -39,7 +39,8 @@
 #   five facts   one per segment (gap T - 2), every one asked 5T ... 64T after it: each question has 4
 #                distractors (20% for a model that picks one of the five stated values)
 #   rewrites     five facts stated in three rounds, the answer the latest value, asked 8T ... 64T later
-# every cell with its 95% Wilson interval.
+# every cell with its 95% Wilson interval; and for every ARMT arm, `swarmt armt lookup` on the five-fact
+# probe at 8T: whether each memory layer reads a fact back by its key (20% when its reads ignore the key).
 #
 # Usage: experiments/armt_retrieval.sh [--quick] [--second-seed] [--no-read] [--read-gate] [--separate-write]
 #                                   [--linear-keys] [--eight-layers] [--wide-base] [--recipe] [--swax-base]
@@ -179,6 +180,14 @@ fi
 for model in $armts; do
   probe five_facts $model "$WORK/$model" $((16 * T)),$((32 * T)),$((64 * T)) $five --pairs 5 --gap $((T - 2))
   probe rewrites $model "$WORK/$model" $((16 * T)),$((32 * T)),$((64 * T)) $five --pairs 5 --gap $((T - 2)) --rewrites 2
+done
+# What each ARMT arm's memory reads (`swarmt armt lookup`, docs/armt.md): the five-fact probes at 8T, every
+# memory layer's reads against its writes (on the CPU: the models are small).
+mkdir -p "$WORK/eval/lookup"
+for model in $armts; do
+  out=$WORK/eval/lookup/$model.json
+  [ -f "$out" ] || "$S" -q armt lookup --model "$WORK/$model" --pairs 5 --gap $((T - 2)) --distance $((8 * T)) \
+    --samples $five $IDS --json "$out" > /dev/null
 done
 # Full attention past its training length (8T), as trained and with linear RoPE scaling that maps the probe's
 # whole input (the statements before the distance included) into the trained 8T positions.

@@ -165,6 +165,26 @@ def confusions(work, set_name="five_facts"):
     return out
 
 
+def lookups(work):
+    """`swarmt armt lookup` of each ARMT arm (WORK/eval/lookup/<model>.json): the answers and, per memory layer,
+    the share of questions whose own fact's write matches the read best, with its Wilson interval."""
+    out = {}
+    folder = os.path.join(work, "eval", "lookup")
+    for model in MODELS:
+        path = os.path.join(folder, f"{model}.json")
+        if not os.path.exists(path):
+            continue
+        r = read_json(path)
+        layers = []
+        for layer in r["layers"]:
+            lookup = pooled([{"successes": layer["hits"], "count": layer["questions"]}])
+            layers.append(dict(layer, lookup=lookup["mean"], lookup_ci95=lookup["ci95"]))
+        answers = pooled([{"successes": r["answers_correct"], "count": r["questions"]}])
+        out[model] = {"distance": r["distance"], "pairs": r["pairs"], "chance": 100.0 * r["lookup_chance"],
+                      "answers": answers["mean"], "answers_ci95": answers["ci95"], "layers": layers}
+    return out
+
+
 def distance_label(n, T):
     return f"{n // T}T ({n})" if n % T == 0 else f"{n} (in-segment)"
 
@@ -237,7 +257,7 @@ def main():
     results = {"experiment": "armt_retrieval", "mode": a.mode, "command": command, "wall_seconds": a.seconds,
                "segment_tokens": T, "cells": cells, "five_facts_by_order": by_order(a.work),
                "five_facts_answers": confusions(a.work), "training": stages,
-               "comparisons": comparisons(cells, T)}
+               "comparisons": comparisons(cells, T), "memory_lookup": lookups(a.work)}
     md = [f"# ARMT: associative retrieval across segments ({a.mode} mode)", "",
           f"Command: `{command}` ({a.seconds // 60} min {a.seconds % 60} s on this run; stages already in the work "
           f"directory are reused and their own times are listed below). Segment T = {T} tokens. Task: token-level "
@@ -278,6 +298,26 @@ def main():
                 for m in MODELS if m in answers for n in sorted(answers[m], key=int) for c in [answers[m][n]]]
         md += [""] + markdown_table(["model", "distance", "questions", "right", "another stated value",
                                      "of which the next fact's", "an unstated value", "not a value"], rows)
+    lookup = results["memory_lookup"]
+    if lookup:
+        md += ["", "## What the memory reads (`swarmt armt lookup`)", "",
+               "Five facts, one per segment, asked 8T later. Lookup: the share of questions whose own fact's write "
+               "matches the question's read best in that memory layer (20% when the reads ignore the key); query "
+               "cosine: between the reads of two different keys; key cosine: between the writes of two facts with "
+               "the same key and with different keys (a write that carries its key has the first above the second)."]
+        rows = []
+        for m in MODELS:
+            if m not in lookup:
+                continue
+            r = lookup[m]
+            for layer in r["layers"]:
+                rows.append([LABELS.get(m, m), f"{fmt(r['answers'])} [{fmt(r['answers_ci95'][0])}, "
+                             f"{fmt(r['answers_ci95'][1])}]", layer["layer"],
+                             f"{fmt(layer['lookup'])} [{fmt(layer['lookup_ci95'][0])}, {fmt(layer['lookup_ci95'][1])}]",
+                             fmt(layer["query_cosine"], 3),
+                             f"{fmt(layer['key_cosine_same'], 3)} / {fmt(layer['key_cosine_different'], 3)}"])
+        md += [""] + markdown_table(["model", "answers (%)", "layer", "lookup (%)", "query cosine",
+                                     "key cosine, same / other key"], rows)
     md += ["", "## The acceptance questions", "",
            "Each ARMT arm against the two fair baselines over its own base at 16T and 32T (full attention over the "
            "same base, trained on the same data, as trained and with RoPE scaling); \"pooled\" rows sum the "

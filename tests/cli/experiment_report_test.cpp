@@ -215,6 +215,9 @@ struct ArmtExperimentReport : ::testing::Test {
     probe("in_context", "armt_swax", "armt_mid", "4", "--pairs 2");
     probe("in_context", "swax_base", "base_answer", "4", "--pairs 2 --seed 7");
     probe("rewrites", "full", "base_answer", "320", "--pairs 5 --gap 62 --rewrites 2");
+    fs::create_directories(work + "/eval/lookup");  // the study's memory lookup of an arm
+    run("-q armt lookup --model " + work + "/armt --pairs 5 --gap 62 --distance 320 --samples 2 --json " + work +
+        "/eval/lookup/armt.json");
     run("-q armt cost --model " + work + "/armt --segments 1,2 --json " + work + "/cost.json");
     // The layer study's layout: arms named by their memory layers over one base, each probed in its
     // segment and on five facts at 8T, 16T and 32T (T = 20) in one report.
@@ -386,8 +389,26 @@ TEST_F(ArmtExperimentReport, retrieval_report_merges_every_probe_of_a_model_with
   EXPECT_DOUBLE_EQ(noread_inside.at("difference_to_base_recall").get<double>(),
                    results.at("cells").at("armt_noread").at("in_context").at("4").at("mean").get<double>() -
                        results.at("cells").at("base_recall").at("in_context").at("4").at("mean").get<double>());
+  // The memory lookup of an arm: per memory layer, its share of questions with the interval of those counts.
+  const Json lookup = read_json(work + "/eval/lookup/armt.json");
+  const Json& reported = results.at("memory_lookup").at("armt");
+  ASSERT_EQ(reported.at("layers").size(), lookup.at("layers").size());
+  EXPECT_DOUBLE_EQ(reported.at("chance").get<double>(), 20.0);
+  EXPECT_DOUBLE_EQ(reported.at("answers").get<double>(),
+                   100.0 * lookup.at("answers_correct").get<double>() / lookup.at("questions").get<double>());
+  for (size_t i = 0; i < lookup.at("layers").size(); ++i) {
+    const Json& layer = lookup.at("layers")[i];
+    const Json& row = reported.at("layers")[i];
+    EXPECT_EQ(layer.at("questions"), 10);
+    EXPECT_DOUBLE_EQ(row.at("lookup").get<double>(),
+                     100.0 * layer.at("hits").get<double>() / layer.at("questions").get<double>());
+    const eval::Interval engine = eval::wilson_interval(layer.at("hits").get<int64_t>(), 10);
+    EXPECT_NEAR(row.at("lookup_ci95")[0].get<double>(), 100 * engine.low, 1e-9);
+    EXPECT_NEAR(row.at("lookup_ci95")[1].get<double>(), 100 * engine.high, 1e-9);
+  }
   std::ifstream readme_file(out_dir.path() + "/README.md");
   const std::string readme((std::istreambuf_iterator<char>(readme_file)), std::istreambuf_iterator<char>());
+  EXPECT_NE(readme.find("What the memory reads"), std::string::npos) << readme;
   EXPECT_NE(readme.find("memory tokens that do not read, both seeds pooled"), std::string::npos) << readme;
   EXPECT_NE(readme.find("gated reads, both seeds pooled"), std::string::npos) << readme;
   EXPECT_TRUE(fs::exists(out_dir.path() + "/one_fact.svg"));
