@@ -204,6 +204,9 @@ TEST_F(ArmtCli, lookup_reports_each_memory_layer_on_the_probes_of_eval_recall_an
   r = run_swarmt("armt lookup --model " + tmp.file("adapter") + " --pairs 1");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--pairs must be in [2, 4096]"), std::string::npos) << r.err;
+  r = run_swarmt("armt lookup --model " + tmp.file("adapter") + " --distance 1000000");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--distance must be in [1, 16384]"), std::string::npos) << r.err;
   r = run_swarmt("armt lookup --model " + tmp.file("adapter") + " --keys 5:3");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--keys"), std::string::npos) << r.err;

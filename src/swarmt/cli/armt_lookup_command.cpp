@@ -33,7 +33,10 @@ std::string percent_with_interval(int64_t successes, int64_t n) {
 int run_lookup(const LookupOptions& o) {
   SWARMT_CHECK_INPUT(o.pairs >= 2 && o.pairs <= 4096, "--pairs must be in [2, 4096] (got ", o.pairs, "): the lookup compares a question's own fact with the others");
   SWARMT_CHECK_INPUT(o.samples >= 1 && o.samples <= 100000, "--samples must be in [1, 100000] (got ", o.samples, ")");
-  SWARMT_CHECK_INPUT(o.distance >= 1 && o.distance <= (1 << 20), "--distance must be in [1, 2^20] (got ", o.distance, ")");
+  // The trace keeps every position's read features and hidden state (eval/armt_lookup.h): about 4 KB per
+  // token and memory layer for the study's models, so the probes stay short.
+  SWARMT_CHECK_INPUT(o.distance >= 1 && o.distance <= 16384, "--distance must be in [1, 16384] (got ", o.distance,
+                     "): the lookup holds every position of a probe in memory");
   data::RecallVocabulary vocabulary;
   recall_defaults_from_training(o.model, vocabulary);
   vocabulary = recall_vocabulary_from_args(vocabulary, o.keys, o.values, o.filler);
