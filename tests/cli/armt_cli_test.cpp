@@ -212,5 +212,29 @@ TEST_F(ArmtCli, lookup_reports_each_memory_layer_on_the_probes_of_eval_recall_an
   EXPECT_NE(r.err.find("--keys"), std::string::npos) << r.err;
 }
 
+TEST_F(ArmtCli, any_checkpoint_of_a_run_is_traced_and_evaluated_with_the_run_s_recall_ids) {
+  write_file(tmp.file("recall.json"), R"({"armt": {"segment_size": 16, "num_memory_tokens": 2, "d_mem": 8},
+    "phases": [{"data": {"train": {"type": "synthetic", "loss": "answer", "tasks": [{"task": "recall",
+        "keys": [97, 105], "values": [65, 73], "filler": [128, 256], "pairs": [[0, 2]], "distances": [[1, 16, 28]]}]}},
+      "curriculum": {"segments": [2], "steps": [2]}}],
+    "training": {"batch_size": 2, "checkpoint_every": 1, "keep_checkpoints": 2}})");
+  auto r = run_swarmt("-q armt train --base " + tmp.file("base") + " --config " + tmp.file("recall.json") + " --out " +
+                      tmp.file("run"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string checkpoint = tmp.file("run/checkpoints/checkpoint-00000001");
+  r = run_swarmt("-q armt lookup --model " + checkpoint + " --pairs 3 --gap 14 --distance 48 --samples 2 --json " +
+                 tmp.file("lookup.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json lookup = read_json_file(tmp.file("lookup.json"));
+  EXPECT_EQ(lookup["keys"], Json::array({97, 105}));  // from RUN/train_config.json, two levels up
+  EXPECT_EQ(lookup["values"], Json::array({65, 73}));
+  r = run_swarmt("-q eval recall --model " + checkpoint + " --pairs 3 --gap 14 --distances 48 --samples 2 --out " +
+                 tmp.file("recall"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json recall = read_json_file(tmp.file("recall/results.json"));
+  EXPECT_EQ(recall["metadata"]["keys"], Json::array({97, 105}));
+  EXPECT_EQ(recall["aggregates"]["by_length"][0]["successes"], lookup["answers_correct"]);
+}
+
 }  // namespace
 }  // namespace swarmt

@@ -97,6 +97,39 @@ TEST(ArmtTask, resumed_run_logs_the_same_losses_across_curriculum_stages) {
   EXPECT_EQ(models::load_model(tmp.file("full"))->model_type(), "armt");
 }
 
+// Same tensors under the same names.
+void expect_same_tensors(const std::vector<std::pair<std::string, at::Tensor>>& got,
+                         const std::vector<std::pair<std::string, at::Tensor>>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i].first, want[i].first);
+    EXPECT_TRUE(got[i].second.equal(want[i].second)) << want[i].first;
+  }
+}
+
+TEST(ArmtTask, a_checkpoint_loads_as_the_armt_model_of_its_step_merged_or_adapter) {
+  TempDir tmp;
+  const std::string base = write_base(tmp);
+  Json config = armt_config(R"({"segments": [2], "steps": [2]})");
+  config["training"]["checkpoint_every"] = 2;
+  run_losses(config, base, tmp.file("merged"), false);
+  auto from_checkpoint = models::load_model(tmp.file("merged") + "/checkpoints/checkpoint-00000002");
+  EXPECT_EQ(from_checkpoint->model_type(), "armt");
+  expect_same_tensors(from_checkpoint->checkpoint_tensors(), models::load_model(tmp.file("merged"))->checkpoint_tensors());
+
+  // With a frozen base the checkpoint holds the adapter only: it is an adapter directory whose base is
+  // the run's base, found from wherever the checkpoint lies.
+  config["freeze_base"] = true;
+  run_losses(config, base, tmp.file("frozen"), false);
+  const std::string checkpoint = tmp.file("frozen") + "/checkpoints/checkpoint-00000002";
+  ASSERT_TRUE(models::is_armt_adapter_dir(checkpoint));
+  EXPECT_TRUE(std::filesystem::equivalent(models::armt_base_dir(checkpoint), base));
+  auto adapter = models::load_armt_adapter(checkpoint);
+  auto exported = models::load_armt_adapter(tmp.file("frozen"));
+  expect_same_tensors(adapter->adapter_tensors(), exported->adapter_tensors());
+  expect_same_tensors(adapter->base().checkpoint_tensors(), exported->base().checkpoint_tensors());
+}
+
 TEST(ArmtTask, frozen_base_trains_only_the_memory_and_exports_an_adapter) {
   TempDir tmp;
   const std::string base = write_base(tmp);

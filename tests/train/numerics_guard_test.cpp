@@ -52,6 +52,9 @@ class PoisonedTask : public TrainTask {
     inner_.load_checkpoint_tensors(lookup, source);
   }
   void export_model(const std::string& dir) override { inner_.export_model(dir); }
+  std::vector<std::pair<std::string, std::string>> checkpoint_model_files(const std::string& dir) override {
+    return inner_.checkpoint_model_files(dir);
+  }
   Json describe() const override { return inner_.describe(); }
   at::Device device() const override { return inner_.device(); }
 

@@ -1,5 +1,5 @@
 // The training loop end to end on tiny SWAX models: exact resume, learning below the unigram baseline,
-// config errors that name the field, and the run directory's files.
+// config errors that name the field, and the run directory's files (every checkpoint a model directory).
 #include "swarmt/train/trainer.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +9,8 @@
 #include <map>
 
 #include "swarmt/core/error.h"
+#include "swarmt/core/json.h"
+#include "swarmt/models/model_io.h"
 #include "swarmt/train/train_setup.h"
 #include "test_util.h"
 #include "train/record_losses.h"
@@ -165,6 +167,35 @@ TEST(TrainSetup, malformed_configs_are_rejected_naming_the_field) {
   c = tiny_run_config(5);
   c["model"]["layer_pattern"] = "MM";  // no sliding-window layer for the window schedule
   EXPECT_NE(setup_error(c).find("window_schedule"), std::string::npos) << setup_error(c);
+}
+
+TEST(Trainer, every_checkpoint_is_a_model_directory_of_its_step) {
+  testing::TempDir tmp;
+  Json config = tiny_run_config(4);
+  config["training"]["checkpoint_every"] = 2;
+  train_losses(config, tmp.path(), false);
+  const std::string last = tmp.path() + "/checkpoints/checkpoint-00000004";
+  const std::string middle = tmp.path() + "/checkpoints/checkpoint-00000002";
+  auto final_model = models::load_model(tmp.path());
+  auto at_last = models::load_model(last);
+  auto at_middle = models::load_model(middle);
+  // The last checkpoint holds the exported model: same config, same weights, same tokenizer.
+  EXPECT_EQ(at_last->config_json(), final_model->config_json());
+  const auto want = final_model->checkpoint_tensors();
+  const auto got = at_last->checkpoint_tensors();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_TRUE(got[i].second.equal(want[i].second)) << want[i].first;
+  EXPECT_EQ(models::read_model_assets(last).tokenizer_json, models::read_model_assets(tmp.path()).tokenizer_json);
+  // The middle one is the model of step 2, not a copy of the final one.
+  bool differs = false;
+  const auto early = at_middle->checkpoint_tensors();
+  for (size_t i = 0; i < want.size(); ++i) differs = differs || !early[i].second.equal(want[i].second);
+  EXPECT_TRUE(differs) << "checkpoint-00000002 holds the weights of step 4";
+  // The manifest vouches for the new files too, and resume still takes the checkpoint.
+  const Json manifest = read_json_file(last + "/manifest.json");
+  EXPECT_TRUE(manifest["files"].contains("config.json"));
+  config["training"]["max_steps"] = 5;
+  EXPECT_EQ(train_losses(config, tmp.path(), true).size(), 1u);
 }
 
 TEST(Trainer, refuses_to_overwrite_a_run_without_resume) {

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "swarmt/cli/cli_util.h"
+#include "swarmt/core/checkpoint.h"
 #include "swarmt/core/error.h"
 #include "swarmt/core/json.h"
 
@@ -19,11 +20,30 @@ void parse_id_range(const std::string& text, const std::string& option, int64_t&
   end = ids[1];
 }
 
+namespace {
+
+// train_config.json beside the model, or, for a training checkpoint (RUN/checkpoints/checkpoint-<step>),
+// the run's.
+std::string training_config_of(const std::string& model_dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dir = fs::path(model_dir).lexically_normal();
+  if (fs::exists(dir / "train_config.json", ec)) return (dir / "train_config.json").string();
+  const fs::path named = dir.has_filename() ? dir : dir.parent_path();  // "RUN/checkpoints/checkpoint-1/"
+  int64_t step = 0;
+  if (parse_checkpoint_dir_name(named.filename().string(), &step) && named.parent_path().filename() == "checkpoints") {
+    const fs::path run_config = named.parent_path().parent_path() / "train_config.json";
+    if (fs::exists(run_config, ec)) return run_config.string();
+  }
+  return "";
+}
+
+}  // namespace
+
 void recall_defaults_from_training(const std::string& model_dir, data::RecallVocabulary& vocabulary,
                                    int64_t* training_length) {
-  const std::string path = model_dir + "/train_config.json";
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return;
+  const std::string path = training_config_of(model_dir);
+  if (path.empty()) return;
   const Json config = read_json_file(path);
   if (training_length != nullptr && *training_length == 0 && config.contains("sequence_length") &&
       config["sequence_length"].is_number_integer())

@@ -72,7 +72,10 @@ std::shared_ptr<ArmtModel> load_armt_adapter(const std::string& dir, const LoadO
     SWARMT_CHECK_INPUT(v.get_int("base_num_layers") == base->num_layers(), f.path, ": the adapter was made for ",
                        v.get_int("base_num_layers"), " layers, but ", f.base_dir, " has ", base->num_layers());
   auto model = std::make_shared<ArmtModel>(base, config);
-  const std::string weights = (fs::path(dir) / kArmtWeightsFile).string();
+  // A training checkpoint of a frozen-base run keeps the adapter tensors under the trainer's name.
+  std::string weights = (fs::path(dir) / kArmtWeightsFile).string();
+  if (!fs::exists(weights) && fs::exists(fs::path(dir) / "model.safetensors"))
+    weights = (fs::path(dir) / "model.safetensors").string();
   SWARMT_CHECK_INPUT(fs::exists(weights), dir, ": no ", kArmtWeightsFile);
   TensorStore store = TensorStore::open(weights);
   if (!options.allow_nonfinite) check_weights_finite(store);
@@ -82,9 +85,8 @@ std::shared_ptr<ArmtModel> load_armt_adapter(const std::string& dir, const LoadO
   return model;
 }
 
-void save_armt_adapter(const ArmtModel& model, const std::string& dir, const std::string& base_dir,
-                       const ModelAssets& assets) {
-  fs::create_directories(dir);
+NamedFiles armt_adapter_description_files(const ArmtModel& model, const std::string& dir,
+                                          const std::string& base_dir, const ModelAssets& assets) {
   std::string reference = base_dir;
   if (!fs::path(base_dir).is_absolute()) {
     // Relative to the adapter directory, so that both can move together.
@@ -98,11 +100,19 @@ void save_armt_adapter(const ArmtModel& model, const std::string& dir, const std
   config["base_model_type"] = base->model_type();
   config["base_hidden_size"] = base->hidden_size();
   config["base_num_layers"] = base->num_layers();
+  NamedFiles files;
+  if (!assets.tokenizer_json.empty()) files.emplace_back("tokenizer.json", assets.tokenizer_json);
+  if (!assets.tokenizer_config_json.empty()) files.emplace_back("tokenizer_config.json", assets.tokenizer_config_json);
+  files.emplace_back(kArmtConfigFile, config.dump(2) + "\n");
+  return files;
+}
+
+void save_armt_adapter(const ArmtModel& model, const std::string& dir, const std::string& base_dir,
+                       const ModelAssets& assets) {
+  fs::create_directories(dir);
   save_safetensors((fs::path(dir) / kArmtWeightsFile).string(), model.adapter_tensors(), {{"format", "pt"}});
-  if (!assets.tokenizer_json.empty()) write_file_atomically(dir + "/tokenizer.json", assets.tokenizer_json);
-  if (!assets.tokenizer_config_json.empty())
-    write_file_atomically(dir + "/tokenizer_config.json", assets.tokenizer_config_json);
-  write_file_atomically((fs::path(dir) / kArmtConfigFile).string(), config.dump(2) + "\n");
+  for (const auto& [name, contents] : armt_adapter_description_files(model, dir, base_dir, assets))
+    write_file_atomically((fs::path(dir) / name).string(), contents);
 }
 
 }  // namespace swarmt::models

@@ -4,7 +4,9 @@
 //   armt_config.json    the ARMT config + "model_type": "armt", "base_model": path of the base model
 //                       directory relative to the adapter directory (or absolute), and the base's
 //                       model_type / hidden_size / num_hidden_layers, checked when loading
-//   armt.safetensors    the adapter tensors ("armt.memory_tokens", "armt.layers.<l>.*")
+//   armt.safetensors    the adapter tensors ("armt.memory_tokens", "armt.layers.<l>.*"); a training
+//                       checkpoint of a run with a frozen base holds them as model.safetensors, which
+//                       the loader reads when armt.safetensors is absent
 //   tokenizer.json, tokenizer_config.json   copied from the base model, so the adapter directory is
 //                       used like any model directory (generate, eval, forward)
 // Merged: an ordinary model directory whose config.json has "model_type": "armt" and the base's config
@@ -39,5 +41,10 @@ std::string armt_base_dir(const std::string& adapter_dir);
 // Writes an adapter directory referencing `base_dir`: tensors first, config last (each atomically).
 void save_armt_adapter(const ArmtModel& model, const std::string& dir, const std::string& base_dir,
                        const ModelAssets& assets);
+
+// The files of an adapter directory `dir` besides its tensors: the tokenizer assets, then armt_config.json
+// with `base_dir` referenced relative to `dir` (unless absolute), in the order to write them.
+NamedFiles armt_adapter_description_files(const ArmtModel& model, const std::string& dir,
+                                          const std::string& base_dir, const ModelAssets& assets);
 
 }  // namespace swarmt::models

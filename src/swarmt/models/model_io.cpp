@@ -109,16 +109,21 @@ std::shared_ptr<CausalLM> load_model(const std::string& dir, const LoadOptions& 
   return model;
 }
 
-void save_model(CausalLM& model, const std::string& dir, const ModelAssets& assets) {
-  fs::create_directories(dir);
+NamedFiles model_description_files(const CausalLM& model, const ModelAssets& assets) {
+  NamedFiles files;
+  if (!assets.tokenizer_json.empty()) files.emplace_back("tokenizer.json", assets.tokenizer_json);
+  if (!assets.tokenizer_config_json.empty()) files.emplace_back("tokenizer_config.json", assets.tokenizer_config_json);
   Json config = model.config_json();
   config["torch_dtype"] = dtype_name(model.dtype());
+  files.emplace_back("config.json", config.dump(2) + "\n");
+  return files;
+}
+
+void save_model(CausalLM& model, const std::string& dir, const ModelAssets& assets) {
+  fs::create_directories(dir);
   // Weights first, config last: a directory whose config.json is new always has matching weights.
   save_safetensors_model(dir, model.checkpoint_tensors(), {{"format", "pt"}});
-  if (!assets.tokenizer_json.empty()) write_file_atomically(dir + "/tokenizer.json", assets.tokenizer_json);
-  if (!assets.tokenizer_config_json.empty())
-    write_file_atomically(dir + "/tokenizer_config.json", assets.tokenizer_config_json);
-  write_file_atomically(dir + "/config.json", config.dump(2) + "\n");
+  for (const auto& [name, contents] : model_description_files(model, assets)) write_file_atomically(dir + "/" + name, contents);
 }
 
 ModelAssets read_model_assets(const std::string& dir) {

@@ -6,6 +6,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "swarmt/models/causal_lm.h"
 
@@ -31,6 +33,13 @@ std::shared_ptr<CausalLM> load_model(const std::string& dir, const LoadOptions& 
 
 // Writes config.json, the weights and the assets into `dir` (created if needed).
 void save_model(CausalLM& model, const std::string& dir, const ModelAssets& assets = {});
+
+// The small files that, beside the weights in model.safetensors, make a directory one load_model reads:
+// the tokenizer assets, then config.json (with "torch_dtype"), in the order to write them (config last,
+// so a directory with a new config.json always has the files it names). save_model writes them, and so
+// does every training checkpoint, which is therefore a model directory too.
+using NamedFiles = std::vector<std::pair<std::string, std::string>>;  // (file name, contents)
+NamedFiles model_description_files(const CausalLM& model, const ModelAssets& assets);
 
 // Reads the assets of a model directory (tokenizer.json, tokenizer_config.json when present).
 ModelAssets read_model_assets(const std::string& dir);

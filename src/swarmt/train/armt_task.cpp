@@ -155,6 +155,14 @@ void ArmtTask::export_model(const std::string& dir) {
   }
 }
 
+std::vector<std::pair<std::string, std::string>> ArmtTask::checkpoint_model_files(const std::string& checkpoint_dir) {
+  models::ModelAssets assets{tokenizer_->tokenizer_json, tokenizer_->tokenizer_config_json};
+  // A frozen base is not in the checkpoint: it is an adapter directory referencing the base. Otherwise the
+  // checkpoint holds every tensor, so it is a merged model whatever the run's output layout.
+  if (freeze_base_) return models::armt_adapter_description_files(*model_, checkpoint_dir, base_dir_, assets);
+  return models::model_description_files(*model_, assets);
+}
+
 Json ArmtTask::describe() const {
   Json phases = Json::array();
   for (const auto& p : phases_) phases.push_back(Json{{"name", p.name}, {"train", p.train_data}, {"validation", p.validation_data}});

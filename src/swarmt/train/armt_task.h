@@ -56,6 +56,7 @@ class ArmtTask : public TrainTask {
   void load_checkpoint_tensors(const std::function<at::Tensor(const std::string&)>& lookup,
                                const std::string& source) override;
   void export_model(const std::string& dir) override;
+  std::vector<std::pair<std::string, std::string>> checkpoint_model_files(const std::string& checkpoint_dir) override;
   Json describe() const override;
   at::Device device() const override { return model_->device(); }
 

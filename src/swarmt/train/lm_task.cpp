@@ -63,6 +63,10 @@ void CausalLMTask::load_checkpoint_tensors(const std::function<at::Tensor(const 
 
 void CausalLMTask::export_model(const std::string& dir) { models::save_model(*model_, dir, assets_); }
 
+std::vector<std::pair<std::string, std::string>> CausalLMTask::checkpoint_model_files(const std::string&) {
+  return models::model_description_files(*model_, assets_);
+}
+
 Json CausalLMTask::describe() const {
   return Json{{"task", "causal_lm"}, {"model", model_->config_json()}, {"window_schedule", windows_.to_json()}};
 }

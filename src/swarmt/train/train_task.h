@@ -46,6 +46,10 @@ class TrainTask {
                                        const std::string& source) = 0;
   // Writes the final (or current) model into `dir` in its deployable layout.
   virtual void export_model(const std::string& dir) = 0;
+  // The files (name, contents) that, beside checkpoint_tensors() in model.safetensors, make the checkpoint
+  // directory `checkpoint_dir` a model directory (config, tokenizer), so that any checkpoint of a run can
+  // be evaluated, generated from or traced like the final model. In the order to write them.
+  virtual std::vector<std::pair<std::string, std::string>> checkpoint_model_files(const std::string& checkpoint_dir) = 0;
   // Description of the model / task (logged and stored in trainer_state.json for resume checks).
   virtual Json describe() const = 0;
   virtual at::Device device() const = 0;

@@ -147,6 +147,7 @@ void Trainer::save_checkpoint(int64_t completed_steps, AdamW& optimizer, int64_t
              {"task", task_.describe()},
              {"trainer", options_.to_json()}};
   writer.add_file("trainer_state.json", state.dump(2) + "\n");
+  for (const auto& [name, contents] : task_.checkpoint_model_files(writer.target())) writer.add_file(name, contents);
   writer.commit();
   std::vector<std::string> warnings;
   prune_checkpoints(checkpoints_dir(run_dir_), static_cast<int>(options_.keep_checkpoints), &warnings,
