@@ -207,6 +207,9 @@ TEST_F(ArmtCli, lookup_reports_each_memory_layer_on_the_probes_of_eval_recall_an
   r = run_swarmt("armt lookup --model " + tmp.file("adapter") + " --distance 1000000");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--distance must be in [1, 16384]"), std::string::npos) << r.err;
+  r = run_swarmt("armt lookup --model " + tmp.file("adapter") + " --pairs 3 --gap 14 --distance 32");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--distance: 32 is shorter than the 3 facts"), std::string::npos) << r.err;
   r = run_swarmt("armt lookup --model " + tmp.file("adapter") + " --keys 5:3");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--keys"), std::string::npos) << r.err;

@@ -37,6 +37,10 @@ int run_lookup(const LookupOptions& o) {
   // token and memory layer for the study's models, so the probes stay short.
   SWARMT_CHECK_INPUT(o.distance >= 1 && o.distance <= 16384, "--distance must be in [1, 16384] (got ", o.distance,
                      "): the lookup holds every position of a probe in memory");
+  SWARMT_CHECK_INPUT(o.gap >= 0 && o.gap <= 1 << 20, "--gap must be in [0, 2^20] (got ", o.gap, ")");
+  SWARMT_CHECK_INPUT(o.distance >= (2 + o.gap) * o.pairs, "--distance: ", o.distance, " is shorter than the ",
+                     o.pairs, " facts (", (2 + o.gap) * o.pairs, " tokens with --gap ", o.gap,
+                     "); the questions must follow every fact");
   data::RecallVocabulary vocabulary;
   recall_defaults_from_training(o.model, vocabulary);
   vocabulary = recall_vocabulary_from_args(vocabulary, o.keys, o.values, o.filler);
