@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 
 #include "bad_input.h"
 #include "swarmt/models/armt_io.h"
@@ -152,6 +153,38 @@ TEST(ArmtTask, frozen_base_trains_only_the_memory_and_exports_an_adapter) {
   for (const auto& [name, t] : trained->adapter_tensors())
     if (name.find(".value.") != std::string::npos) value_norm += t.abs().sum().item<double>();
   EXPECT_GT(value_norm, 0);
+}
+
+TEST(ArmtTask, frozen_parameters_keep_their_values_and_a_pattern_matching_nothing_is_refused) {
+  TempDir tmp;
+  const std::string base = write_base(tmp);
+  Json config = armt_config(R"({"segments": [2], "steps": [3]})");
+  config["freeze_parameters"] = Json::array({"armt.layers.*.query.weight", "armt.layers.*.key.weight"});
+  auto setup = make_armt_training(config, "t.json", base, "", at::kCPU);
+  std::map<std::string, at::Tensor> before;
+  for (const auto& item : setup.task->model().named_parameters()) before[item.key()] = item.value().detach().clone();
+  for (const auto& p : setup.task->trainable_parameters())
+    EXPECT_TRUE(p.name.find(".query.") == std::string::npos && p.name.find(".key.") == std::string::npos) << p.name;
+  Trainer trainer(*setup.task, setup.trainer, tmp.file("run"), /*quiet=*/true);
+  trainer.run(false);
+  int64_t frozen = 0, moved = 0;
+  for (const auto& item : setup.task->model().named_parameters()) {
+    const bool same = item.value().equal(before.at(item.key()));
+    if (item.key().find(".query.") != std::string::npos || item.key().find(".key.") != std::string::npos) {
+      EXPECT_TRUE(same) << item.key() << " trained although frozen";
+      ++frozen;
+    } else if (!same) {
+      ++moved;
+    }
+  }
+  EXPECT_EQ(frozen, 4);  // query and key of both memory layers
+  EXPECT_GT(moved, 0);   // the rest trained
+
+  config["freeze_parameters"] = Json::array({"armt.layers.*.query.weight", "armt.layers.*.qkv.weight"});
+  const std::string message = bad_input_message([&] { make_armt_training(config, "t.json", base, "", at::kCPU); });
+  EXPECT_NE(message.find("freeze_parameters"), std::string::npos) << message;
+  EXPECT_NE(message.find("[1]"), std::string::npos) << message;
+  EXPECT_NE(message.find("qkv"), std::string::npos) << message;
 }
 
 TEST(ArmtTask, random_segment_counts_pad_samples_without_loss_on_the_padding) {

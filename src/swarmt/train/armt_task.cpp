@@ -1,5 +1,7 @@
 #include "swarmt/train/armt_task.h"
 
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <filesystem>
 
@@ -69,6 +71,21 @@ std::vector<NamedParameter> ArmtTask::trainable_parameters() {
   for (auto& item : model_->named_parameters())
     if (item.value().requires_grad()) out.push_back({item.key(), item.value()});
   return out;
+}
+
+void ArmtTask::freeze_parameters(const std::vector<std::string>& patterns, const std::string& field) {
+  for (size_t i = 0; i < patterns.size(); ++i) {
+    int64_t matched = 0;
+    for (auto& item : model_->named_parameters()) {
+      if (fnmatch(patterns[i].c_str(), item.key().c_str(), 0) != 0) continue;
+      item.value().set_requires_grad(false);
+      ++matched;
+    }
+    SWARMT_CHECK_INPUT(matched > 0, field, "[", i, "]: \"", patterns[i], "\" names no parameter of the model (names such ",
+                       "as armt.layers.0.query.weight, armt.memory_tokens, base.model.layers.0.mlp.up_proj.weight; * ",
+                       "matches any characters)");
+  }
+  frozen_patterns_ = patterns;
 }
 
 StepPlan ArmtTask::plan(int64_t step, int64_t) const {
@@ -166,13 +183,15 @@ std::vector<std::pair<std::string, std::string>> ArmtTask::checkpoint_model_file
 Json ArmtTask::describe() const {
   Json phases = Json::array();
   for (const auto& p : phases_) phases.push_back(Json{{"name", p.name}, {"train", p.train_data}, {"validation", p.validation_data}});
-  return Json{{"task", "armt"},
+  Json description{{"task", "armt"},
               {"armt", model_->config().to_json()},
               {"base", model_->base().config_json()},
               {"freeze_base", freeze_base_},
               {"output", output_ == ArmtOutput::Adapter ? "adapter" : "merged"},
               {"phases", phases},
               {"curriculum", curriculum_.to_json()}};
+  if (!frozen_patterns_.empty()) description["freeze_parameters"] = frozen_patterns_;
+  return description;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -180,7 +199,8 @@ Json ArmtTask::describe() const {
 ArmtTrainSetup make_armt_training(const Json& config, const std::string& source, const std::string& base_dir,
                                   const std::string& init_dir, at::Device device) {
   JsonView v(config, source);
-  v.reject_unknown_keys({"armt", "tokenizer", "freeze_base", "output", "phases", "data", "curriculum", "training"});
+  v.reject_unknown_keys({"armt", "tokenizer", "freeze_base", "freeze_parameters", "output", "phases", "data", "curriculum",
+                         "training"});
   ArmtTrainSetup setup;
   setup.trainer = v.has("training") ? TrainerOptions::from_json(v.object("training")) : TrainerOptions{};
   torch::manual_seed(static_cast<uint64_t>(setup.trainer.seed));
@@ -275,6 +295,9 @@ ArmtTrainSetup make_armt_training(const Json& config, const std::string& source,
   check_training_fits(*model, trainable, tokens_per_row, setup.trainer.batch_size, setup.trainer.grad_accum, source);
   setup.task = std::make_unique<ArmtTask>(model, base_dir, std::move(phases), std::move(curriculum), tok, freeze, out,
                                           setup.trainer.seed, source);
+  if (v.has("freeze_parameters")) {
+    setup.task->freeze_parameters(v.get_string_list("freeze_parameters"), v.describe("freeze_parameters"));
+  }
   // Fail now, not at step 1000, when a phase's data is unusable.
   for (const auto& stage : setup.task->curriculum().stages()) {
     StepPlan p = setup.task->plan(stage.first_step, setup.trainer.max_steps);

@@ -8,6 +8,8 @@
 //     "armt": { ...ArmtConfig (armt_config.h)... },        (left out with --init)
 //     "tokenizer": "byte" | "DIR",                          (default: the base model's tokenizer.json)
 //     "freeze_base": false,                                 train only the memory (the base stays as is)
+//     "freeze_parameters": ["armt.layers.*.query.weight"],  keep these (shell patterns on parameter names)
+//                                                           at their starting values
 //     "output": "auto" | "adapter" | "merged",              auto: adapter when the base is frozen
 //     "phases": [
 //       {"name": "pretrain", "data": {"train": {...}, "validation": {...}}, "curriculum": {...}},
@@ -60,6 +62,10 @@ class ArmtTask : public TrainTask {
   Json describe() const override;
   at::Device device() const override { return model_->device(); }
 
+  // Keeps every parameter whose name matches one of the shell-style `patterns` (fnmatch: * matches any
+  // characters, dots included) at its current value; BadInput naming `field`[i] when a pattern matches none.
+  void freeze_parameters(const std::vector<std::string>& patterns, const std::string& field);
+
   models::ArmtModel& model() { return *model_; }
   const ArmtCurriculum& curriculum() const { return curriculum_; }
 
@@ -73,6 +79,7 @@ class ArmtTask : public TrainTask {
   ArmtCurriculum curriculum_;
   std::shared_ptr<const data::TextTokenizer> tokenizer_;
   bool freeze_base_;
+  std::vector<std::string> frozen_patterns_;  // freeze_parameters, for describe() (resume checks)
   ArmtOutput output_;
   uint64_t seed_;
   std::string source_;
