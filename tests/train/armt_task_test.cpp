@@ -185,6 +185,7 @@ TEST(ArmtTask, frozen_parameters_keep_their_values_and_a_pattern_matching_nothin
   EXPECT_NE(message.find("freeze_parameters"), std::string::npos) << message;
   EXPECT_NE(message.find("[1]"), std::string::npos) << message;
   EXPECT_NE(message.find("qkv"), std::string::npos) << message;
+  EXPECT_NE(message.find("armt.memory_tokens"), std::string::npos) << message;  // real names as examples
 }
 
 TEST(ArmtTask, random_segment_counts_pad_samples_without_loss_on_the_padding) {

@@ -123,7 +123,8 @@ void save_model(CausalLM& model, const std::string& dir, const ModelAssets& asse
   fs::create_directories(dir);
   // Weights first, config last: a directory whose config.json is new always has matching weights.
   save_safetensors_model(dir, model.checkpoint_tensors(), {{"format", "pt"}});
-  for (const auto& [name, contents] : model_description_files(model, assets)) write_file_atomically(dir + "/" + name, contents);
+  for (const auto& [name, contents] : model_description_files(model, assets))
+    write_file_atomically(dir + "/" + name, contents);
 }
 
 ModelAssets read_model_assets(const std::string& dir) {

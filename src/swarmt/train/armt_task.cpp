@@ -81,9 +81,15 @@ void ArmtTask::freeze_parameters(const std::vector<std::string>& patterns, const
       item.value().set_requires_grad(false);
       ++matched;
     }
-    SWARMT_CHECK_INPUT(matched > 0, field, "[", i, "]: \"", patterns[i], "\" names no parameter of the model (names such ",
-                       "as armt.layers.0.query.weight, armt.memory_tokens, base.model.layers.0.mlp.up_proj.weight; * ",
-                       "matches any characters)");
+    if (matched > 0) continue;
+    // Name real parameters in the message: the base's naming depends on its architecture.
+    std::string memory_example, base_example;
+    for (const auto& item : model_->named_parameters()) {
+      std::string& example = item.key().rfind("armt.", 0) == 0 ? memory_example : base_example;
+      if (example.empty()) example = item.key();
+    }
+    throw_input_error(field, "[", i, "]: \"", patterns[i], "\" names no parameter of the model (names such as ",
+                      memory_example, " or ", base_example, "; * matches any characters)");
   }
   frozen_patterns_ = patterns;
 }
@@ -184,12 +190,12 @@ Json ArmtTask::describe() const {
   Json phases = Json::array();
   for (const auto& p : phases_) phases.push_back(Json{{"name", p.name}, {"train", p.train_data}, {"validation", p.validation_data}});
   Json description{{"task", "armt"},
-              {"armt", model_->config().to_json()},
-              {"base", model_->base().config_json()},
-              {"freeze_base", freeze_base_},
-              {"output", output_ == ArmtOutput::Adapter ? "adapter" : "merged"},
-              {"phases", phases},
-              {"curriculum", curriculum_.to_json()}};
+                   {"armt", model_->config().to_json()},
+                   {"base", model_->base().config_json()},
+                   {"freeze_base", freeze_base_},
+                   {"output", output_ == ArmtOutput::Adapter ? "adapter" : "merged"},
+                   {"phases", phases},
+                   {"curriculum", curriculum_.to_json()}};
   if (!frozen_patterns_.empty()) description["freeze_parameters"] = frozen_patterns_;
   return description;
 }
