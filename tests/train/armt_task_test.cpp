@@ -180,6 +180,14 @@ TEST(ArmtTask, frozen_parameters_keep_their_values_and_a_pattern_matching_nothin
   EXPECT_EQ(frozen, 4);  // query and key of both memory layers
   EXPECT_GT(moved, 0);   // the rest trained
 
+  // The patterns are part of the run: resuming it without them is refused.
+  Json unfrozen = config;
+  unfrozen.erase("freeze_parameters");  // nothing else differs
+  auto other = make_armt_training(unfrozen, "t.json", base, "", at::kCPU);
+  Trainer resumed(*other.task, other.trainer, tmp.file("run"), /*quiet=*/true);
+  const std::string refusal = bad_input_message([&] { resumed.run(true); });
+  EXPECT_NE(refusal.find("different model or task configuration"), std::string::npos) << refusal;
+
   config["freeze_parameters"] = Json::array({"armt.layers.*.query.weight", "armt.layers.*.qkv.weight"});
   const std::string message = bad_input_message([&] { make_armt_training(config, "t.json", base, "", at::kCPU); });
   EXPECT_NE(message.find("freeze_parameters"), std::string::npos) << message;

@@ -100,9 +100,7 @@ NamedFiles armt_adapter_description_files(const ArmtModel& model, const std::str
   config["base_model_type"] = base->model_type();
   config["base_hidden_size"] = base->hidden_size();
   config["base_num_layers"] = base->num_layers();
-  NamedFiles files;
-  if (!assets.tokenizer_json.empty()) files.emplace_back("tokenizer.json", assets.tokenizer_json);
-  if (!assets.tokenizer_config_json.empty()) files.emplace_back("tokenizer_config.json", assets.tokenizer_config_json);
+  NamedFiles files = asset_files(assets);
   files.emplace_back(kArmtConfigFile, config.dump(2) + "\n");
   return files;
 }

@@ -109,10 +109,15 @@ std::shared_ptr<CausalLM> load_model(const std::string& dir, const LoadOptions& 
   return model;
 }
 
-NamedFiles model_description_files(const CausalLM& model, const ModelAssets& assets) {
+NamedFiles asset_files(const ModelAssets& assets) {
   NamedFiles files;
   if (!assets.tokenizer_json.empty()) files.emplace_back("tokenizer.json", assets.tokenizer_json);
   if (!assets.tokenizer_config_json.empty()) files.emplace_back("tokenizer_config.json", assets.tokenizer_config_json);
+  return files;
+}
+
+NamedFiles model_description_files(const CausalLM& model, const ModelAssets& assets) {
+  NamedFiles files = asset_files(assets);
   Json config = model.config_json();
   config["torch_dtype"] = dtype_name(model.dtype());
   files.emplace_back("config.json", config.dump(2) + "\n");

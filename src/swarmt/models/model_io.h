@@ -40,6 +40,8 @@ void save_model(CausalLM& model, const std::string& dir, const ModelAssets& asse
 // does every training checkpoint, which is therefore a model directory too.
 using NamedFiles = std::vector<std::pair<std::string, std::string>>;  // (file name, contents)
 NamedFiles model_description_files(const CausalLM& model, const ModelAssets& assets);
+// tokenizer.json and tokenizer_config.json, those of `assets` that are present.
+NamedFiles asset_files(const ModelAssets& assets);
 
 // Reads the assets of a model directory (tokenizer.json, tokenizer_config.json when present).
 ModelAssets read_model_assets(const std::string& dir);
