@@ -223,7 +223,8 @@ SyntheticSource::SyntheticSource(const JsonView& v, tokenizer::Tokenizer tokeniz
       t.reject_unknown_keys({"task", "weight", "num_kv_pairs", "vocab_begin", "vocab_end"});
       tasks_.push_back(std::make_unique<MqarTask>(t, sequence_length_, tokenizer_.vocab_size()));
     } else if (kind == "recall") {
-      t.reject_unknown_keys({"task", "weight", "pairs", "distances", "queries_per_pair", "rewrites", "keys", "values", "filler"});
+      t.reject_unknown_keys({"task", "weight", "pairs", "distances", "queries_per_pair", "rewrites", "keys", "values", "filler",
+                            "layout", "gap"});
       tasks_.push_back(std::make_unique<RecallTask>(t, sequence_length_, tokenizer_.vocab_size()));
     } else if (kind == "essay") {
       t.reject_unknown_keys({"task", "weight"});

@@ -242,6 +242,95 @@ TEST(DistanceRecall, bad_configs_are_refused_naming_the_field) {
   EXPECT_NE(error(R"({"task": "recall", "pairs": 8, "rewrites": 8})").find("do not fit"), std::string::npos);
 }
 
+// The probe layout (ARMT 2024's associative retrieval): with gap = T - 2 every statement keeps to one
+// segment of T tokens wherever the lead-in ends, all questions follow all statements, each key is asked
+// once, d after its statement, and the answer is its value.
+TEST(DistanceRecall, probe_layout_puts_each_pair_in_its_own_segment_and_asks_every_key_after_all_of_them) {
+  auto config = default_config();
+  config.layout = RecallLayout::kProbe;
+  config.gap = 14;  // T = 16
+  config.distances = {{1, 80, 160}};
+  constexpr int64_t kSegment = 16;
+  std::set<int64_t> lead_ins;
+  for (uint64_t seed = 0; seed < 300; ++seed) {
+    const int64_t pairs = 1 + static_cast<int64_t>(seed % 5);
+    const auto s = generate_recall_sequence(config, kLength, pairs, seed);
+    ASSERT_EQ(s.tokens.size(), static_cast<size_t>(kLength + 1));
+    ASSERT_EQ(s.queries.size(), static_cast<size_t>(pairs)) << "every key asked once";
+    std::set<int64_t> statement_segments, keys;
+    int64_t last_statement = -1;
+    for (const auto& q : s.queries) {
+      EXPECT_EQ(s.tokens[q.previous_position], q.key);
+      EXPECT_EQ(s.tokens[q.previous_position + 1], q.value);
+      EXPECT_EQ(s.tokens[q.position], q.key);
+      EXPECT_EQ(s.targets[q.position], q.value);
+      EXPECT_EQ(q.distance, q.position - q.previous_position);
+      EXPECT_GE(q.distance, 80);
+      EXPECT_LE(q.distance, 160);
+      EXPECT_EQ(q.previous_position / kSegment, (q.previous_position + 1) / kSegment) << "a pair split by a segment end";
+      statement_segments.insert(q.previous_position / kSegment);
+      keys.insert(q.key);
+      last_statement = std::max(last_statement, q.previous_position);
+    }
+    EXPECT_EQ(statement_segments.size(), static_cast<size_t>(pairs)) << "one pair per segment";
+    EXPECT_EQ(keys.size(), static_cast<size_t>(pairs)) << "distinct keys: pairs - 1 distractors per question";
+    for (const auto& q : s.queries) EXPECT_GT(q.position, last_statement + 1);
+    lead_ins.insert(s.queries.front().previous_position);
+    int64_t scored = 0, key_tokens = 0;
+    for (int64_t t = 0; t < kLength; ++t) scored += s.targets[t] != kIgnoreIndex;
+    for (int64_t t = 0; t <= kLength; ++t) key_tokens += config.vocabulary.is_key(s.tokens[t]);
+    EXPECT_EQ(scored, pairs);
+    EXPECT_EQ(key_tokens, 2 * pairs) << "each key stated once and asked once, nowhere else";
+  }
+  EXPECT_EQ(lead_ins.size(), 15u) << "lead-ins of 0..gap filler tokens";
+}
+
+TEST(DistanceRecall, probe_layout_with_rewrites_asks_for_the_latest_value) {
+  auto config = default_config();
+  config.layout = RecallLayout::kProbe;
+  config.gap = 2;
+  config.rewrites = 2;
+  config.distances = {{1, 30, 60}};
+  for (uint64_t seed = 0; seed < 100; ++seed) {
+    const auto s = generate_recall_sequence(config, kLength, 4, seed);
+    std::map<int64_t, int64_t> latest;
+    std::map<int64_t, int> statements;
+    const int64_t first_question = s.queries.front().position;
+    for (int64_t t = 0; t < first_question; ++t)
+      if (config.vocabulary.is_key(s.tokens[t])) {
+        latest[s.tokens[t]] = s.tokens[t + 1];
+        ++statements[s.tokens[t]];
+      }
+    ASSERT_EQ(latest.size(), 4u);
+    for (const auto& q : s.queries) {
+      EXPECT_EQ(statements[q.key], 3) << "stated 1 + rewrites times before the questions";
+      EXPECT_EQ(q.value, latest[q.key]);
+      EXPECT_EQ(s.targets[q.position], latest[q.key]);
+    }
+  }
+}
+
+TEST(DistanceRecall, probe_layout_configs_are_read_and_refused_naming_the_field) {
+  const auto tok = load_text_tokenizer("byte");
+  auto source = [&](const std::string& task) {
+    Json config = parse_json(R"({"type": "synthetic", "tasks": [)" + task + "]}", "test");
+    return make_data_source(JsonView(config, "train.json", "data.train."), tok, kLength, 1, 10);
+  };
+  auto error = [&](const std::string& task) { return error_of([&] { source(task); }); };
+  const auto s = source(R"({"task": "recall", "layout": "probe", "gap": 14, "pairs": 5, "distances": [[1, 80, 120]]})")
+                     ->sample(0);
+  int64_t questions = 0;
+  for (auto t : s.targets) questions += t != kIgnoreIndex;
+  EXPECT_EQ(questions, 5);
+  EXPECT_NE(error(R"({"task": "recall", "layout": "rows"})").find("layout"), std::string::npos);
+  EXPECT_NE(error(R"({"task": "recall", "gap": 4})").find("'gap' applies to the \"probe\" layout"), std::string::npos);
+  EXPECT_NE(error(R"({"task": "recall", "layout": "probe", "queries_per_pair": 3})").find("queries_per_pair"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"task": "recall", "layout": "probe", "gap": 30, "pairs": 8})").find("'gap' 30 need"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"task": "recall", "layout": "probe", "gap": -1})").find("'gap'"), std::string::npos);
+}
+
 TEST(RecallProbe, questions_sit_exactly_at_the_distance_after_their_pairs) {
   RecallVocabulary v;
   for (int64_t distance : {8, 16, 100, 5000}) {

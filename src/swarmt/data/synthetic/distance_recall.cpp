@@ -90,6 +90,21 @@ void validate_recall_training_config(const RecallTrainingConfig& c, int64_t sequ
   SWARMT_CHECK_INPUT(c.rewrites >= 0 && c.rewrites <= 16 && c.rewrites < c.vocabulary.num_values(), where,
                      ": 'rewrites' must be in [0, 16] and below the number of values (", c.vocabulary.num_values(),
                      "); got ", c.rewrites);
+  SWARMT_CHECK_INPUT(c.gap >= 0 && c.gap <= sequence_length, where, ": 'gap' must be in [0, sequence_length] (",
+                     sequence_length, "); got ", c.gap);
+  if (c.layout == RecallLayout::kProbe) {
+    SWARMT_CHECK_INPUT(c.queries_per_pair == 1, where,
+                       ": the \"probe\" layout asks every key once; 'queries_per_pair' must be 1 (got ",
+                       c.queries_per_pair, ")");
+    // The longest lead-in (gap), every statement, and the shortest distance that follows them all.
+    const int64_t stride = 2 + c.gap;
+    const int64_t needed = c.gap + stride * (max_pairs * (1 + c.rewrites) - 1) + stride * max_pairs + 2;
+    SWARMT_CHECK_INPUT(needed <= sequence_length + 1, where, ": ", max_pairs, " pairs with ", c.rewrites,
+                       " rewrites and 'gap' ", c.gap, " need ", needed - 1, " tokens before their questions are "
+                       "answered; the sequence has ", sequence_length);
+    return;
+  }
+  SWARMT_CHECK_INPUT(c.gap == 0, where, ": 'gap' applies to the \"probe\" layout only (set \"layout\": \"probe\")");
   // Each statement takes 2 slots and each query 2 more; at most half the sequence is statements and
   // queries, so random placement always finds room quickly.
   SWARMT_CHECK_INPUT(2 * max_pairs * (1 + c.rewrites + c.queries_per_pair) <= sequence_length / 2, where, ": ",
@@ -97,7 +112,41 @@ void validate_recall_training_config(const RecallTrainingConfig& c, int64_t sequ
                      " queries each do not fit into half of a sequence of ", sequence_length, " tokens");
 }
 
+namespace {
+
+// The probe layout: a lead-in of U{0..gap} filler tokens (so that with gap = T - 2 each pair keeps to one
+// segment wherever the lead-in ends), the statements `gap` apart, and every key asked d tokens after its
+// latest statement, d drawn from the bands and kept to what fits (questions after every statement, the
+// last answer inside the sequence).
+RecallSequence generate_probe_layout_sequence(const RecallTrainingConfig& c, int64_t N, int64_t num_pairs,
+                                              uint64_t seed) {
+  TaskRng rng(seed);
+  const int64_t stride = 2 + c.gap;
+  const int64_t lead_in = rng.uniform_int(0, c.gap);
+  const int64_t lowest = stride * num_pairs;
+  const int64_t highest = N - 1 - lead_in - stride * (num_pairs * (1 + c.rewrites) - 1);
+  SWARMT_CHECK(lowest <= highest, "recall: ", num_pairs, " pairs do not fit ", N, " tokens in the probe layout");
+  int64_t d = draw_distance(c.distances, rng);
+  for (int attempt = 0; attempt < 64 && (d < lowest || d > highest); ++attempt) d = draw_distance(c.distances, rng);
+  d = std::clamp(d, lowest, highest);
+  auto probe = make_recall_probe(c.vocabulary, num_pairs, d, rng.next_u64(), c.gap, c.rewrites);
+  probe.lead_in = lead_in;
+  RecallSequence s;
+  s.tokens = probe.tokens(0, N + 1);
+  s.targets.assign(static_cast<size_t>(N), kIgnoreIndex);
+  for (int64_t i = 0; i < num_pairs; ++i) {
+    const auto key = probe.keys[static_cast<size_t>(i)], value = probe.values[static_cast<size_t>(i)];
+    const int64_t at = probe.query_position(i);
+    s.targets[static_cast<size_t>(at)] = value;
+    s.queries.push_back({at, probe.pair_position(i), d, key, value, 1 + c.rewrites});
+  }
+  return s;
+}
+
+}  // namespace
+
 RecallSequence generate_recall_sequence(const RecallTrainingConfig& c, int64_t N, int64_t num_pairs, uint64_t seed) {
+  if (c.layout == RecallLayout::kProbe) return generate_probe_layout_sequence(c, N, num_pairs, seed);
   const auto& v = c.vocabulary;
   TaskRng rng(seed);
   RecallSequence s;
@@ -215,6 +264,12 @@ RecallTrainingConfig recall_training_config_from_json(const JsonView& v, int64_t
   }
   c.queries_per_pair = v.get_int("queries_per_pair", c.queries_per_pair);
   c.rewrites = v.get_int("rewrites", c.rewrites);
+  const std::string layout = v.get_string("layout", "random");
+  SWARMT_CHECK_INPUT(layout == "random" || layout == "probe", v.describe("layout"),
+                     " must be \"random\" (pairs anywhere) or \"probe\" (pairs in a row, then the questions); got \"",
+                     layout, "\"");
+  c.layout = layout == "probe" ? RecallLayout::kProbe : RecallLayout::kRandom;
+  c.gap = v.get_int("gap", c.gap);
   return c;
 }
 
@@ -225,7 +280,8 @@ Json recall_training_config_to_json(const RecallTrainingConfig& c) {
   const auto& v = c.vocabulary;
   return Json{{"pairs", pairs}, {"distances", bands}, {"queries_per_pair", c.queries_per_pair},
               {"rewrites", c.rewrites}, {"keys", {v.key_begin, v.key_end}}, {"values", {v.value_begin, v.value_end}},
-              {"filler", {v.filler_begin, v.filler_end}}};
+              {"filler", {v.filler_begin, v.filler_end}},
+              {"layout", c.layout == RecallLayout::kProbe ? "probe" : "random"}, {"gap", c.gap}};
 }
 
 int64_t RecallProbe::token_at(int64_t position) const {

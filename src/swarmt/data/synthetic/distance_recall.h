@@ -15,6 +15,9 @@
 //
 // Training sequences place the pairs at random positions with d drawn from a mixture of uniform bands
 // (e.g. 90 % inside the long attention window, 10 % between the long window and the training length).
+// The "probe" layout instead trains on the evaluation probes' layout (the associative retrieval of ARMT
+// 2024): the K pairs one after another, `gap` filler tokens after each (gap = T - 2 puts every pair in its
+// own segment of an ARMT model with segment T), then every key asked once, d tokens after its statement.
 // Evaluation probes put K pairs after a short filler lead-in and ask every key at the same distance d,
 // so accuracy is measured as a function of d alone; their tokens are a pure function of (probe, position),
 // which lets an evaluation stream a million filler tokens without materialising them.
@@ -53,8 +56,14 @@ struct PairsStage {
   int64_t pairs = 1;
 };
 
+// Where a training sequence puts its pairs: anywhere (each question d after its key's previous
+// occurrence), or as an evaluation probe does (pairs in a row `gap` tokens apart, then the questions).
+enum class RecallLayout { kRandom, kProbe };
+
 struct RecallTrainingConfig {
   RecallVocabulary vocabulary;
+  RecallLayout layout = RecallLayout::kRandom;
+  int64_t gap = 0;  // probe layout: filler tokens after each pair (and after each question)
   std::vector<DistanceBand> distances{{0.9, 10, 60}, {0.1, 65, 200}};
   std::vector<PairsStage> pairs_schedule{{0.0, 2}, {0.15, 4}, {0.3, 8}};
   int64_t queries_per_pair = 1;  // times each key is asked again, each at its own distance from the
@@ -94,7 +103,8 @@ RecallSequence generate_recall_sequence(const RecallTrainingConfig& config, int6
                                         int64_t num_pairs, uint64_t seed);
 
 // Reads {"pairs": [[0, 2], [0.15, 4], [0.3, 8]] | 8, "distances": [[0.9, 10, 60], [0.1, 65, 200]],
-//        "queries_per_pair": 1, "rewrites": 0, "keys": [1, 65], "values": [65, 129], "filler": [129, 256]}
+//        "queries_per_pair": 1, "rewrites": 0, "keys": [1, 65], "values": [65, 129], "filler": [129, 256],
+//        "layout": "random" | "probe", "gap": 0}
 // (absent fields keep their defaults). `vocab_size` bounds the ranges.
 RecallTrainingConfig recall_training_config_from_json(const JsonView& view, int64_t vocab_size);
 Json recall_training_config_to_json(const RecallTrainingConfig& config);
