@@ -75,6 +75,29 @@ TEST(ArmtTask, each_step_uses_its_stage_segment_count_and_length) {
   }
 }
 
+// A task's curriculum inside a phase (the recall task's "pairs") follows that phase's own steps: the
+// first half of each phase draws one fact per sequence, the second half three, in the second phase too.
+TEST(ArmtTask, a_phase_s_data_curriculum_follows_the_phase_s_own_steps) {
+  TempDir tmp;
+  const std::string base = write_base(tmp);
+  Json config = armt_config(R"({"segments": [2], "steps": [4]})");
+  config.erase("curriculum");
+  config.erase("data");
+  const Json recall = Json::parse(R"({"type": "synthetic", "loss": "answer", "tasks": [{"task": "recall",
+      "pairs": [[0, 1], [0.5, 3]], "distances": [[1, 4, 30]]}]})");
+  config["phases"] = Json::array();
+  for (const char* name : {"first", "second"})
+    config["phases"].push_back({{"name", name}, {"data", {{"train", recall}}},
+                                {"curriculum", Json::parse(R"({"segments": [2], "steps": [4]})")}});
+  auto setup = make_armt_training(config, "t.json", base, "", at::kCPU);
+  ASSERT_EQ(setup.trainer.max_steps, 8);
+  for (int64_t step = 0; step < 8; ++step) {
+    const auto batch = setup.task->train_batch(setup.task->plan(step, 8), step * 2, 2);
+    const int64_t questions = batch.targets.ne(data::kIgnoreIndex).sum().item<int64_t>();
+    EXPECT_EQ(questions, step % 4 < 2 ? 2 : 6) << "step " << step;  // 2 rows x 1 or 3 facts, each asked once
+  }
+}
+
 std::vector<double> run_losses(const Json& config, const std::string& base, const std::string& dir, bool resume,
                                int64_t crash_at = -1) {
   auto setup = make_armt_training(config, "t.json", base, "", at::kCPU);

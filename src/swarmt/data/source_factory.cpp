@@ -43,7 +43,8 @@ TextTokenizer load_text_tokenizer(const std::string& spec) {
 }
 
 std::shared_ptr<const DataSource> make_data_source(const JsonView& v, const TextTokenizer& tokenizer,
-                                                   int64_t sequence_length, uint64_t seed, int64_t planned_samples) {
+                                                   int64_t sequence_length, uint64_t seed, int64_t planned_samples,
+                                                   int64_t first_planned_sample) {
   const std::string type = v.get_string("type");
   if (type == "tokens") {
     v.reject_unknown_keys({"type", "path", "seed"});
@@ -55,7 +56,9 @@ std::shared_ptr<const DataSource> make_data_source(const JsonView& v, const Text
     file->validate_tokens();
     return std::make_shared<TokenFileSource>(file, sequence_length, static_cast<uint64_t>(v.get_int("seed", seed)));
   }
-  if (type == "synthetic") return std::make_shared<SyntheticSource>(v, tokenizer.tokenizer, tokenizer.ids, sequence_length, seed, planned_samples);
+  if (type == "synthetic")
+    return std::make_shared<SyntheticSource>(v, tokenizer.tokenizer, tokenizer.ids, sequence_length, seed, planned_samples,
+                                             first_planned_sample);
   if (type == "jsonl_qa") return LongContextSource::from_config(v, tokenizer.tokenizer, tokenizer.ids, sequence_length, seed);
   throw_input_error(v.describe("type"), " '", type, "' is not a data source type (tokens, synthetic, jsonl_qa)");
 }

@@ -24,8 +24,9 @@ struct TextTokenizer {
 TextTokenizer load_text_tokenizer(const std::string& spec);
 
 // planned_samples: samples a training run will draw from the source (steps x batch size), for curricula
-// over training; 0 for validation data (see SyntheticSource).
+// over training, the first of them at index first_planned_sample; 0 for validation data (see SyntheticSource).
 std::shared_ptr<const DataSource> make_data_source(const JsonView& view, const TextTokenizer& tokenizer,
-                                                   int64_t sequence_length, uint64_t seed, int64_t planned_samples = 0);
+                                                   int64_t sequence_length, uint64_t seed, int64_t planned_samples = 0,
+                                                   int64_t first_planned_sample = 0);
 
 }  // namespace swarmt::data

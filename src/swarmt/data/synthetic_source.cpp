@@ -193,8 +193,13 @@ class EssayTask : public SyntheticSource::Task {
 SyntheticSource::~SyntheticSource() = default;
 
 SyntheticSource::SyntheticSource(const JsonView& v, tokenizer::Tokenizer tokenizer, SyntheticSpecialIds ids,
-                                 int64_t sequence_length, uint64_t default_seed, int64_t planned_samples)
-    : tokenizer_(std::move(tokenizer)), ids_(ids), sequence_length_(sequence_length), planned_samples_(planned_samples) {
+                                 int64_t sequence_length, uint64_t default_seed, int64_t planned_samples,
+                                 int64_t first_planned_sample)
+    : tokenizer_(std::move(tokenizer)),
+      ids_(ids),
+      sequence_length_(sequence_length),
+      planned_samples_(planned_samples),
+      first_planned_sample_(first_planned_sample) {
   v.reject_unknown_keys({"type", "seed", "loss", "tasks"});
   seed_ = static_cast<uint64_t>(v.get_int("seed", static_cast<int64_t>(default_seed)));
   const std::string loss = v.get_string("loss", "all");
@@ -245,7 +250,10 @@ Sample SyntheticSource::sample(int64_t index) const {
   which = std::min(which, tasks_.size() - 1);
   const Task& task = *tasks_[which];
   const int64_t N = sequence_length_;
-  const double progress = planned_samples_ > 0 ? std::min(1.0, static_cast<double>(index) / static_cast<double>(planned_samples_)) : -1.0;
+  const double progress =
+      planned_samples_ > 0
+          ? std::clamp(static_cast<double>(index - first_planned_sample_) / static_cast<double>(planned_samples_), 0.0, 1.0)
+          : -1.0;
   Generated g = task.generate(mix_key(key, 7), N, progress);
 
   Sample s;

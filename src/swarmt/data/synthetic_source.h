@@ -40,10 +40,12 @@ struct SyntheticSpecialIds {
 class SyntheticSource : public DataSource {
  public:
   // planned_samples: samples the training run will draw (steps x batch size), so that curricula can
-  // follow the progress of training (sample index / planned_samples); 0: unknown (validation data),
-  // curricula then use their last stage.
+  // follow the progress of training ((sample index - first_planned_sample) / planned_samples); 0: unknown
+  // (validation data), curricula then use their last stage. first_planned_sample: the index of the first
+  // of them (a phase of a longer run draws indices that start where the earlier phases stopped).
   SyntheticSource(const JsonView& config, tokenizer::Tokenizer tokenizer, SyntheticSpecialIds ids,
-                  int64_t sequence_length, uint64_t default_seed, int64_t planned_samples = 0);
+                  int64_t sequence_length, uint64_t default_seed, int64_t planned_samples = 0,
+                  int64_t first_planned_sample = 0);
   ~SyntheticSource() override;
 
   Sample sample(int64_t index) const override;
@@ -59,7 +61,7 @@ class SyntheticSource : public DataSource {
   SyntheticSpecialIds ids_;
   int64_t sequence_length_;
   uint64_t seed_;
-  int64_t planned_samples_ = 0;
+  int64_t planned_samples_ = 0, first_planned_sample_ = 0;
   bool answer_only_loss_ = false;
 };
 

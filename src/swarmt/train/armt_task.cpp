@@ -52,7 +52,7 @@ class PaddedSegmentsSource : public data::DataSource {
 
 ArmtTask::ArmtTask(std::shared_ptr<models::ArmtModel> model, std::string base_dir, std::vector<ArmtPhase> phases,
                    ArmtCurriculum curriculum, std::shared_ptr<const data::TextTokenizer> tokenizer, bool freeze_base,
-                   ArmtOutput output, uint64_t seed, std::string source)
+                   ArmtOutput output, uint64_t seed, int64_t batch_size, std::string source)
     : model_(std::move(model)),
       base_dir_(std::move(base_dir)),
       phases_(std::move(phases)),
@@ -61,6 +61,7 @@ ArmtTask::ArmtTask(std::shared_ptr<models::ArmtModel> model, std::string base_di
       freeze_base_(freeze_base),
       output_(output),
       seed_(seed),
+      batch_size_(batch_size),
       source_(std::move(source)) {
   if (freeze_base_)
     for (auto& p : model_->base().parameters()) p.set_requires_grad(false);
@@ -113,7 +114,17 @@ std::shared_ptr<const data::DataSource> ArmtTask::source(int64_t phase, bool val
   const Json& config = validation ? phases_[phase].validation_data : phases_[phase].train_data;
   JsonView view(config, str_cat(source_, ": phase '", phases_[phase].name, "' ", validation ? "validation" : "train",
                                 " data"));
-  auto made = data::make_data_source(view, *tokenizer_, length, seed_ + (validation ? 1000003 : 0));
+  // Training data plans its curricula (e.g. the recall task's "pairs") over the phase's own steps: sample
+  // indices are global (step x batch size), so the phase's first index is where its first stage starts.
+  int64_t first_step = -1, steps = 0;
+  for (const auto& stage : curriculum_.stages()) {
+    if (stage.phase != phase) continue;
+    if (first_step < 0) first_step = stage.first_step;
+    steps += stage.steps;
+  }
+  const int64_t planned = validation || first_step < 0 ? 0 : steps * batch_size_;
+  auto made = data::make_data_source(view, *tokenizer_, length, seed_ + (validation ? 1000003 : 0), planned,
+                                     planned > 0 ? first_step * batch_size_ : 0);
   sources_[key] = made;
   return made;
 }
@@ -300,7 +311,7 @@ ArmtTrainSetup make_armt_training(const Json& config, const std::string& source,
     if (!freeze || item.key().rfind("armt.", 0) == 0) trainable += item.value().numel();
   check_training_fits(*model, trainable, tokens_per_row, setup.trainer.batch_size, setup.trainer.grad_accum, source);
   setup.task = std::make_unique<ArmtTask>(model, base_dir, std::move(phases), std::move(curriculum), tok, freeze, out,
-                                          setup.trainer.seed, source);
+                                          setup.trainer.seed, setup.trainer.batch_size, source);
   if (v.has("freeze_parameters")) {
     setup.task->freeze_parameters(v.get_string_list("freeze_parameters"), v.describe("freeze_parameters"));
   }

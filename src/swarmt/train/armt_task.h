@@ -46,7 +46,7 @@ class ArmtTask : public TrainTask {
  public:
   ArmtTask(std::shared_ptr<models::ArmtModel> model, std::string base_dir, std::vector<ArmtPhase> phases,
            ArmtCurriculum curriculum, std::shared_ptr<const data::TextTokenizer> tokenizer, bool freeze_base,
-           ArmtOutput output, uint64_t seed, std::string source);
+           ArmtOutput output, uint64_t seed, int64_t batch_size, std::string source);
 
   std::vector<NamedParameter> trainable_parameters() override;
   StepPlan plan(int64_t step, int64_t total_steps) const override;
@@ -82,6 +82,7 @@ class ArmtTask : public TrainTask {
   std::vector<std::string> frozen_patterns_;  // freeze_parameters, for describe() (resume checks)
   ArmtOutput output_;
   uint64_t seed_;
+  int64_t batch_size_;  // samples per step: a phase's training data follows its own curricula over its steps
   std::string source_;
   mutable std::mutex mutex_;
   mutable std::map<std::tuple<int64_t, bool, int64_t>, std::shared_ptr<const data::DataSource>> sources_;
