@@ -55,6 +55,26 @@ TEST_F(EvalRecallCli, with_rewrites_each_question_is_scored_against_the_latest_v
   EXPECT_EQ(read_json_file(tmp.file("rewrites/summary.json")).at("metadata").at("rewrites"), 2);
 }
 
+// Shuffled questions ask every stated key once, in another order: each question records the place its
+// pair was stated at and its own distance, which average to the requested one.
+TEST_F(EvalRecallCli, shuffled_questions_record_where_each_pair_was_stated_and_their_own_distance) {
+  auto r = run_swarmt("-q eval recall --model " + model() + " --pairs 4 --gap 2 --distances 40 --samples 5 "
+                      "--shuffle-questions --out " + tmp.file("shuffled"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json results = read_json_file(tmp.file("shuffled/results.json"));
+  ASSERT_EQ(results.at("samples").size(), 4u * 5u);
+  int64_t total_distance = 0, out_of_order = 0;
+  for (const auto& sample : results.at("samples")) {
+    const Json& d = sample.at("details");
+    total_distance += d.at("distance").get<int64_t>();
+    out_of_order += d.at("stated") != d.at("pair");
+    EXPECT_EQ(d.at("distance").get<int64_t>(), 40 + 4 * (d.at("pair").get<int64_t>() - d.at("stated").get<int64_t>()));
+  }
+  EXPECT_EQ(total_distance, 40 * 4 * 5);
+  EXPECT_GT(out_of_order, 0);
+  EXPECT_EQ(read_json_file(tmp.file("shuffled/summary.json")).at("metadata").at("shuffle_questions"), true);
+}
+
 TEST_F(EvalRecallCli, bad_arguments_exit_2_naming_the_option_and_write_nothing) {
   const struct {
     std::string args, expected;

@@ -22,6 +22,7 @@ struct LookupOptions {
   std::string model, json_out, keys, values, filler;
   int64_t pairs = 5, gap = 0, distance = 128, samples = 40;
   uint64_t seed = 42;
+  bool shuffle_questions = false;
 };
 
 std::string percent_with_interval(int64_t successes, int64_t n) {
@@ -57,7 +58,8 @@ int run_lookup(const LookupOptions& o) {
     // The seeds of `swarmt eval recall` (eval/distance_recall_runner.cpp), so both see the same probes.
     const auto probe = data::make_recall_probe(
         vocabulary, o.pairs, o.distance,
-        mix_key(mix_key(o.seed, static_cast<uint64_t>(o.distance)), static_cast<uint64_t>(s)), o.gap, 0);
+        mix_key(mix_key(o.seed, static_cast<uint64_t>(o.distance)), static_cast<uint64_t>(s)), o.gap, 0,
+        o.shuffle_questions);
     const auto tokens = probe.tokens(0, probe.length());
     const auto trace = eval::trace_armt(*armt, at::tensor(tokens, at::kLong).unsqueeze(0));
     lookup.add(trace, probe);
@@ -87,7 +89,8 @@ int run_lookup(const LookupOptions& o) {
   if (!o.json_out.empty())
     write_file_atomically(
         o.json_out,
-        Json{{"model", o.model}, {"pairs", o.pairs}, {"gap", o.gap}, {"distance", o.distance}, {"samples", o.samples},
+        Json{{"model", o.model}, {"pairs", o.pairs}, {"gap", o.gap}, {"distance", o.distance},
+             {"shuffle_questions", o.shuffle_questions}, {"samples", o.samples},
              {"seed", o.seed}, {"keys", {vocabulary.key_begin, vocabulary.key_end}},
              {"values", {vocabulary.value_begin, vocabulary.value_end}},
              {"filler", {vocabulary.filler_begin, vocabulary.filler_end}}, {"answers_correct", correct},
@@ -108,6 +111,7 @@ void register_armt_lookup(CLI::App& group, CommandList& commands) {
   c->add_option("--gap", o->gap, "Filler tokens after each fact and each question")->capture_default_str();
   c->add_option("--distance", o->distance, "Tokens between a fact and its question")->capture_default_str();
   c->add_option("--samples", o->samples, "Probes")->capture_default_str();
+  c->add_flag("--shuffle-questions", o->shuffle_questions, "Ask the facts in a random order (as `eval recall` does)");
   c->add_option("--seed", o->seed, "Data seed (the probes of `swarmt eval recall` with the same seed)")->capture_default_str();
   c->add_option("--keys", o->keys, "Key ids BEGIN:END (default: the model's training task, else 1:65)");
   c->add_option("--values", o->values, "Value ids BEGIN:END (default: the training task's, else 65:129)");

@@ -304,7 +304,7 @@ namespace {
 struct RecallArgs : ModelArgs {
   std::string distances = "16,64,256,1k", keys, values, filler;
   int64_t pairs = 4, gap = 0, rewrites = 0, samples = 100, batch = 8, training_length = 0;
-  bool forget_beyond_window = false;
+  bool forget_beyond_window = false, shuffle_questions = false;
 };
 
 }  // namespace
@@ -322,6 +322,9 @@ void register_eval_recall(CLI::App& group, const GlobalOptions& globals, Command
   cmd->add_option("--rewrites", o->rewrites,
                   "Rounds that restate every key with a new value before the questions (the answer is the latest)")
       ->capture_default_str();
+  cmd->add_flag("--shuffle-questions", o->shuffle_questions,
+                "Ask the keys in a random order (each question then within (pairs - 1)(2 + gap) of the distance), "
+                "so that answering needs the key, not the order the facts were stated in");
   cmd->add_option("--samples", o->samples, "Probes per distance")->capture_default_str();
   cmd->add_option("--batch", o->batch, "Probes streamed together")->capture_default_str();
   cmd->add_option("--training-length", o->training_length,
@@ -342,6 +345,7 @@ void register_eval_recall(CLI::App& group, const GlobalOptions& globals, Command
                         r.pairs = o->pairs;
                         r.gap = o->gap;
                         r.rewrites = o->rewrites;
+                        r.shuffle_questions = o->shuffle_questions;
                         r.samples = o->samples;
                         r.batch = o->batch;
                         r.chunk = o->prefill_chunk;
@@ -358,6 +362,7 @@ void register_eval_recall(CLI::App& group, const GlobalOptions& globals, Command
                             "Recall accuracy vs distance, ",
                             r.pairs == 1 ? std::string("one fact") : str_cat(r.pairs, " facts (each asked among ", r.pairs - 1, " others)"),
                             r.rewrites > 0 ? str_cat(", each rewritten ", r.rewrites, r.rewrites == 1 ? " time" : " times", " (answer: the latest value)") : std::string(),
+                            r.shuffle_questions && r.pairs > 1 ? ", asked in a random order" : "",
                             r.forget_beyond_window ? ", recurrent memory cut at the window" : "");
                         report.length_name = "distance";
                         report.include_prompts = false;

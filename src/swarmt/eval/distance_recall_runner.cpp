@@ -59,7 +59,8 @@ EvalRun run_distance_recall(const infer::LoadedModel& model, const RecallRunOpti
 
   EvalRun run;
   run.metadata = {{"task", "recall"}, {"model", model.dir()}, {"model_description", model.describe()},
-                  {"seed", o.seed}, {"pairs", o.pairs}, {"gap", o.gap}, {"rewrites", o.rewrites}, {"samples_per_distance", o.samples},
+                  {"seed", o.seed}, {"pairs", o.pairs}, {"gap", o.gap}, {"rewrites", o.rewrites},
+                  {"shuffle_questions", o.shuffle_questions}, {"samples_per_distance", o.samples},
                   {"questions_per_distance", o.samples * o.pairs}, {"window", window},
                   {"forget_beyond_window", o.forget_beyond_window},
                   {"chance_percent", 100.0 / static_cast<double>(o.vocabulary.num_values())},
@@ -82,7 +83,8 @@ EvalRun run_distance_recall(const infer::LoadedModel& model, const RecallRunOpti
       std::vector<data::RecallProbe> probes;
       for (int64_t b = 0; b < B; ++b)
         probes.push_back(data::make_recall_probe(o.vocabulary, o.pairs, distance,
-                                                 mix_key(mix_key(o.seed, static_cast<uint64_t>(distance)), static_cast<uint64_t>(first + b)), o.gap, o.rewrites));
+                                                 mix_key(mix_key(o.seed, static_cast<uint64_t>(distance)), static_cast<uint64_t>(first + b)), o.gap, o.rewrites,
+                                                 o.shuffle_questions));
       const data::RecallProbe& shape = probes.front();  // every probe of a distance has the same layout
       const int64_t length = shape.length();
       const int64_t cut = o.forget_beyond_window ? shape.first_query_position() - window : -1;
@@ -136,7 +138,9 @@ EvalRun run_distance_recall(const infer::LoadedModel& model, const RecallRunOpti
           r.prediction = std::to_string(guess);
           r.score = guess == value ? 100.0 : 0.0;
           r.details = {{"key", probe.keys[static_cast<size_t>(i)]}, {"value", value}, {"predicted", guess},
-                       {"probe", first + b}, {"pair", i}, {"query_position", probe.query_position(i)}};
+                       {"probe", first + b}, {"pair", i}, {"query_position", probe.query_position(i)},
+                       {"stated", probe.asked_from.empty() ? i : probe.asked_from[static_cast<size_t>(i)]},
+                       {"distance", probe.question_distance(i)}};
           run.samples.push_back(std::move(r));
         }
       }

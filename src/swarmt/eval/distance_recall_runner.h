@@ -25,6 +25,7 @@ struct RecallRunOptions {
   int64_t pairs = 4;                     // K pairs per probe, each asked once
   int64_t gap = 0;                       // filler tokens after each pair and each question
   int64_t rewrites = 0;                  // rounds restating every key with a new value; the answer is the latest
+  bool shuffle_questions = false;        // ask the keys in a random order, not the order stated
   int64_t samples = 100;                 // probes per distance (samples x pairs questions)
   data::RecallVocabulary vocabulary;
   int64_t batch = 8;                     // probes streamed together
@@ -36,7 +37,8 @@ struct RecallRunOptions {
 
 // One sample per question: id "recall/<distance>/<probe>/<pair>", variant "recall_k<K>" (with rewrites
 // "recall_k<K>_r<R>"), length = the
-// distance, score 100 or 0, details {key, value, predicted, probe, pair, query_position}.
+// distance, score 100 or 0, details {key, value, predicted, probe, pair, query_position, stated (the pair's
+// place among the last round of statements), distance (this question's own)}.
 EvalRun run_distance_recall(const infer::LoadedModel& model, const RecallRunOptions& options,
                             std::vector<LengthResources>* resources = nullptr);
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -249,6 +250,7 @@ TEST(DistanceRecall, probe_layout_puts_each_pair_in_its_own_segment_and_asks_eve
   auto config = default_config();
   config.layout = RecallLayout::kProbe;
   config.gap = 14;  // T = 16
+  config.shuffle_questions = false;  // every question exactly d after its pair
   config.distances = {{1, 80, 160}};
   constexpr int64_t kSegment = 16;
   std::set<int64_t> lead_ins;
@@ -283,6 +285,43 @@ TEST(DistanceRecall, probe_layout_puts_each_pair_in_its_own_segment_and_asks_eve
     EXPECT_EQ(key_tokens, 2 * pairs) << "each key stated once and asked once, nowhere else";
   }
   EXPECT_EQ(lead_ins.size(), 15u) << "lead-ins of 0..gap filler tokens";
+}
+
+// Asked in the order stated, a memory that answers its oldest unasked fact needs no key; shuffled
+// questions (the probe layout's default) ask every key once in another order.
+TEST(DistanceRecall, probe_layout_asks_in_a_random_order_by_default) {
+  auto config = default_config();
+  config.layout = RecallLayout::kProbe;
+  config.gap = 2;
+  config.distances = {{1, 40, 80}};
+  int64_t reordered = 0;
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    const auto s = generate_recall_sequence(config, kLength, 5, seed);
+    ASSERT_EQ(s.queries.size(), 5u);
+    std::vector<int64_t> stated;  // the statements' keys in text order
+    for (int64_t t = 0; t < s.queries.front().position; ++t)
+      if (config.vocabulary.is_key(s.tokens[t])) stated.push_back(s.tokens[t]);
+    ASSERT_EQ(stated.size(), 5u);
+    std::vector<int64_t> asked;
+    int64_t total_distance = 0;
+    for (const auto& q : s.queries) {
+      asked.push_back(q.key);
+      EXPECT_EQ(s.tokens[q.previous_position], q.key);
+      EXPECT_EQ(s.tokens[q.previous_position + 1], q.value);
+      EXPECT_EQ(s.targets[q.position], q.value);
+      EXPECT_EQ(q.distance, q.position - q.previous_position);
+      EXPECT_EQ((q.position - s.queries.front().position) % 4, 0) << "questions keep the statements' stride";
+      total_distance += q.distance;
+    }
+    EXPECT_EQ(std::set<int64_t>(asked.begin(), asked.end()), std::set<int64_t>(stated.begin(), stated.end()));
+    reordered += asked != stated;
+    // The drawn distance d separates the first statement from the first question; each question's own
+    // distance differs from d by its slot's offset, and they average to d.
+    int64_t first_statement = 0;
+    while (!config.vocabulary.is_key(s.tokens[first_statement])) ++first_statement;
+    EXPECT_EQ(total_distance, 5 * (s.queries.front().position - first_statement));
+  }
+  EXPECT_GT(reordered, 180) << "5! orders: almost every probe asks in another order than stated";
 }
 
 TEST(DistanceRecall, probe_layout_with_rewrites_asks_for_the_latest_value) {
@@ -329,6 +368,8 @@ TEST(DistanceRecall, probe_layout_configs_are_read_and_refused_naming_the_field)
   EXPECT_NE(error(R"({"task": "recall", "layout": "probe", "gap": 30, "pairs": 8})").find("'gap' 30 need"),
             std::string::npos);
   EXPECT_NE(error(R"({"task": "recall", "layout": "probe", "gap": -1})").find("'gap'"), std::string::npos);
+  EXPECT_NE(error(R"({"task": "recall", "shuffle_questions": true})").find("applies to the \"probe\" layout only"),
+            std::string::npos);
 }
 
 TEST(RecallProbe, questions_sit_exactly_at_the_distance_after_their_pairs) {
@@ -353,6 +394,35 @@ TEST(RecallProbe, questions_sit_exactly_at_the_distance_after_their_pairs) {
     }
     EXPECT_EQ(key_tokens, 8);  // each key twice, nowhere else
   }
+}
+
+TEST(RecallProbe, shuffled_questions_ask_every_pair_once_in_another_order_and_distance_is_their_mean) {
+  RecallVocabulary v;
+  int64_t reordered = 0;
+  for (uint64_t seed = 0; seed < 100; ++seed) {
+    const auto probe = make_recall_probe(v, 5, 120, seed, /*gap=*/14, /*rewrites=*/0, /*shuffle_questions=*/true);
+    const auto tokens = probe.tokens(0, probe.length());
+    std::set<int64_t> places;
+    int64_t total = 0;
+    for (int64_t i = 0; i < 5; ++i) {
+      EXPECT_EQ(tokens[probe.pair_position(i)], probe.keys[i]);
+      EXPECT_EQ(tokens[probe.pair_position(i) + 1], probe.values[i]);
+      EXPECT_EQ(tokens[probe.query_position(i)], probe.keys[i]);
+      EXPECT_EQ(tokens[probe.query_position(i) + 1], probe.values[i]);
+      EXPECT_EQ(probe.question_distance(i), probe.query_position(i) - probe.pair_position(i));
+      EXPECT_GT(probe.query_position(i), probe.statement_position(4) + 1) << "every question after every pair";
+      places.insert(probe.asked_from[i]);
+      total += probe.question_distance(i);
+      reordered += probe.asked_from[i] != i;
+    }
+    EXPECT_EQ(places.size(), 5u);
+    EXPECT_EQ(total, 5 * 120);
+    // Unshuffled, the same seed states the same facts and asks them in that order, each exactly 120 later.
+    const auto stated = make_recall_probe(v, 5, 120, seed, 14, 0, false);
+    EXPECT_EQ(std::set<int64_t>(stated.keys.begin(), stated.keys.end()), std::set<int64_t>(probe.keys.begin(), probe.keys.end()));
+    for (int64_t i = 0; i < 5; ++i) EXPECT_EQ(stated.question_distance(i), 120);
+  }
+  EXPECT_GT(reordered, 300);
 }
 
 TEST(RecallProbe, streamed_tokens_equal_the_whole_sequence) {

@@ -129,7 +129,7 @@ RecallSequence generate_probe_layout_sequence(const RecallTrainingConfig& c, int
   int64_t d = draw_distance(c.distances, rng);
   for (int attempt = 0; attempt < 64 && (d < lowest || d > highest); ++attempt) d = draw_distance(c.distances, rng);
   d = std::clamp(d, lowest, highest);
-  auto probe = make_recall_probe(c.vocabulary, num_pairs, d, rng.next_u64(), c.gap, c.rewrites);
+  auto probe = make_recall_probe(c.vocabulary, num_pairs, d, rng.next_u64(), c.gap, c.rewrites, c.shuffle_questions);
   probe.lead_in = lead_in;
   RecallSequence s;
   s.tokens = probe.tokens(0, N + 1);
@@ -138,7 +138,7 @@ RecallSequence generate_probe_layout_sequence(const RecallTrainingConfig& c, int
     const auto key = probe.keys[static_cast<size_t>(i)], value = probe.values[static_cast<size_t>(i)];
     const int64_t at = probe.query_position(i);
     s.targets[static_cast<size_t>(at)] = value;
-    s.queries.push_back({at, probe.pair_position(i), d, key, value, 1 + c.rewrites});
+    s.queries.push_back({at, probe.pair_position(i), probe.question_distance(i), key, value, 1 + c.rewrites});
   }
   return s;
 }
@@ -270,6 +270,11 @@ RecallTrainingConfig recall_training_config_from_json(const JsonView& v, int64_t
                      layout, "\"");
   c.layout = layout == "probe" ? RecallLayout::kProbe : RecallLayout::kRandom;
   c.gap = v.get_int("gap", c.gap);
+  if (v.has("shuffle_questions")) {
+    SWARMT_CHECK_INPUT(c.layout == RecallLayout::kProbe, v.describe("shuffle_questions"),
+                       " applies to the \"probe\" layout only (set \"layout\": \"probe\")");
+    c.shuffle_questions = v.get_bool("shuffle_questions");
+  }
   return c;
 }
 
@@ -278,10 +283,14 @@ Json recall_training_config_to_json(const RecallTrainingConfig& c) {
   for (const auto& s : c.pairs_schedule) pairs.push_back({s.from, s.pairs});
   for (const auto& b : c.distances) bands.push_back({b.weight, b.min, b.max});
   const auto& v = c.vocabulary;
-  return Json{{"pairs", pairs}, {"distances", bands}, {"queries_per_pair", c.queries_per_pair},
-              {"rewrites", c.rewrites}, {"keys", {v.key_begin, v.key_end}}, {"values", {v.value_begin, v.value_end}},
-              {"filler", {v.filler_begin, v.filler_end}},
-              {"layout", c.layout == RecallLayout::kProbe ? "probe" : "random"}, {"gap", c.gap}};
+  Json j{{"pairs", pairs}, {"distances", bands}, {"queries_per_pair", c.queries_per_pair},
+         {"rewrites", c.rewrites}, {"keys", {v.key_begin, v.key_end}}, {"values", {v.value_begin, v.value_end}},
+         {"filler", {v.filler_begin, v.filler_end}}, {"layout", c.layout == RecallLayout::kProbe ? "probe" : "random"}};
+  if (c.layout == RecallLayout::kProbe) {
+    j["gap"] = c.gap;
+    j["shuffle_questions"] = c.shuffle_questions;
+  }
+  return j;
 }
 
 int64_t RecallProbe::token_at(int64_t position) const {
@@ -309,7 +318,7 @@ std::vector<int64_t> RecallProbe::tokens(int64_t begin, int64_t end) const {
 }
 
 RecallProbe make_recall_probe(const RecallVocabulary& vocabulary, int64_t num_pairs, int64_t distance, uint64_t seed,
-                              int64_t gap, int64_t rewrites) {
+                              int64_t gap, int64_t rewrites, bool shuffle_questions) {
   validate_vocabulary(vocabulary, 0, "recall probe");
   SWARMT_CHECK_INPUT(num_pairs >= 1 && num_pairs <= vocabulary.num_keys(), "--pairs: ", num_pairs,
                      " pairs need that many distinct keys; there are ", vocabulary.num_keys());
@@ -351,6 +360,17 @@ RecallProbe make_recall_probe(const RecallVocabulary& vocabulary, int64_t num_pa
       p.keys = keys;  // asked in the order of the last round
       p.values = values;
     }
+  }
+  if (shuffle_questions) {
+    // Question i asks the pair stated at place asked_from[i] of the last round.
+    p.asked_from = rng.sample_without_replacement(num_pairs, num_pairs);
+    std::vector<int64_t> keys, values;
+    for (int64_t place : p.asked_from) {
+      keys.push_back(p.keys[static_cast<size_t>(place)]);
+      values.push_back(p.values[static_cast<size_t>(place)]);
+    }
+    p.keys = keys;
+    p.values = values;
   }
   return p;
 }

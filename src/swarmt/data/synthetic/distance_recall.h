@@ -64,6 +64,7 @@ struct RecallTrainingConfig {
   RecallVocabulary vocabulary;
   RecallLayout layout = RecallLayout::kRandom;
   int64_t gap = 0;  // probe layout: filler tokens after each pair (and after each question)
+  bool shuffle_questions = true;  // probe layout: ask the keys in a random order, not the order stated
   std::vector<DistanceBand> distances{{0.9, 10, 60}, {0.1, 65, 200}};
   std::vector<PairsStage> pairs_schedule{{0.0, 2}, {0.15, 4}, {0.3, 8}};
   int64_t queries_per_pair = 1;  // times each key is asked again, each at its own distance from the
@@ -104,7 +105,7 @@ RecallSequence generate_recall_sequence(const RecallTrainingConfig& config, int6
 
 // Reads {"pairs": [[0, 2], [0.15, 4], [0.3, 8]] | 8, "distances": [[0.9, 10, 60], [0.1, 65, 200]],
 //        "queries_per_pair": 1, "rewrites": 0, "keys": [1, 65], "values": [65, 129], "filler": [129, 256],
-//        "layout": "random" | "probe", "gap": 0}
+//        "layout": "random" | "probe", "gap": 0, "shuffle_questions": true}
 // (absent fields keep their defaults). `vocab_size` bounds the ranges.
 RecallTrainingConfig recall_training_config_from_json(const JsonView& view, int64_t vocab_size);
 Json recall_training_config_to_json(const RecallTrainingConfig& config);
@@ -118,17 +119,29 @@ struct RecallProbe {
   // With rewrites, every key is stated in R + 1 rounds, each round in its own order and with a value the
   // key has not held before; `keys`/`values` are the last round. Without, the statements are the pairs.
   std::vector<int64_t> statement_keys, statement_values;
+  // For asked pair i, its place in the last round of statements. Empty: the keys are asked in the order
+  // they were stated (then a memory that answers its oldest unasked fact needs no key at all); shuffled
+  // questions ask them in another order.
+  std::vector<int64_t> asked_from;
   int64_t lead_in = 8;                // filler tokens before the first statement
   int64_t gap = 0;                    // filler tokens after each statement (and so after each question)
-  int64_t distance = 16;              // every key is asked `distance` tokens after its latest statement
+  int64_t distance = 16;              // the first question comes `distance` tokens after the last round's first
+                                      // statement; in stated order every key is asked `distance` after its latest
+                                      // statement, shuffled each within (K - 1)(2 + gap) of it (their mean)
   uint64_t filler_seed = 0;
 
   int64_t num_pairs() const { return static_cast<int64_t>(keys.size()); }
   int64_t rewrites() const { return static_cast<int64_t>(statement_keys.size()) / num_pairs() - 1; }
   int64_t statement_position(int64_t j) const { return lead_in + (2 + gap) * j; }
-  // Where asked pair i was last stated, and where it is asked.
-  int64_t pair_position(int64_t i) const { return statement_position(num_pairs() * rewrites() + i); }
-  int64_t query_position(int64_t i) const { return pair_position(i) + distance; }
+  // Where asked pair i was last stated, where it is asked, and how far apart the two are.
+  int64_t pair_position(int64_t i) const {
+    const int64_t place = asked_from.empty() ? i : asked_from[static_cast<size_t>(i)];
+    return statement_position(num_pairs() * rewrites() + place);
+  }
+  int64_t query_position(int64_t i) const {
+    return statement_position(num_pairs() * rewrites()) + distance + (2 + gap) * i;
+  }
+  int64_t question_distance(int64_t i) const { return query_position(i) - pair_position(i); }
   int64_t first_query_position() const { return query_position(0); }
   // Input length: the lead-in, the statements, the distance and the last query's key and value.
   int64_t length() const { return query_position(num_pairs() - 1) + 2; }
@@ -139,8 +152,9 @@ struct RecallProbe {
 };
 
 // K distinct keys with random values, statements `gap` filler tokens apart, each key rewritten `rewrites`
-// times; requires distance >= K (2 + gap) so that the questions follow all statements.
+// times, asked in the order stated or (shuffle_questions) in a random order; requires distance >= K (2 + gap)
+// so that the questions follow all statements.
 RecallProbe make_recall_probe(const RecallVocabulary& vocabulary, int64_t num_pairs, int64_t distance, uint64_t seed,
-                              int64_t gap = 0, int64_t rewrites = 0);
+                              int64_t gap = 0, int64_t rewrites = 0, bool shuffle_questions = false);
 
 }  // namespace swarmt::data
