@@ -37,7 +37,9 @@
 #                picking one of the two stated values)
 #   one fact     asked 2T ... 32T later
 #   five facts   one per segment (gap T - 2), every one asked 5T ... 64T after it: each question has 4
-#                distractors (20% for a model that picks one of the five stated values)
+#                distractors (20% for a model that picks one of the five stated values); asked in the order
+#                stated and, as `five_facts_shuffled`, in a random order (--shuffle-questions: in stated
+#                order a memory that answers its oldest unasked fact needs no key)
 #   rewrites     five facts stated in three rounds, the answer the latest value, asked 8T ... 64T later
 # every cell with its 95% Wilson interval; and for every ARMT arm, `swarmt armt lookup` on the five-fact
 # probe at 8T: whether each memory layer reads a fact back by its key (20% when its reads ignore the key).
@@ -163,6 +165,8 @@ done
 for model in $armts $fulls; do
   probe one_fact $model "$WORK/$model" $((2 * T)),$((4 * T)),$((8 * T)) $SAMPLES --pairs 1
   probe five_facts $model "$WORK/$model" $((5 * T)),$((8 * T)) $five --pairs 5 --gap $((T - 2))
+  probe five_facts_shuffled $model "$WORK/$model" $((5 * T)),$((8 * T)) $five --pairs 5 --gap $((T - 2)) \
+    --shuffle-questions
   probe rewrites $model "$WORK/$model" $((8 * T)) $five --pairs 5 --gap $((T - 2)) --rewrites 2
 done
 for model in $armts; do
@@ -179,6 +183,8 @@ if [ $SEEDS = 2 ]; then  # the headline rows again, from the second seed
 fi
 for model in $armts; do
   probe five_facts $model "$WORK/$model" $((16 * T)),$((32 * T)),$((64 * T)) $five --pairs 5 --gap $((T - 2))
+  probe five_facts_shuffled $model "$WORK/$model" $((16 * T)),$((32 * T)),$((64 * T)) $five --pairs 5 \
+    --gap $((T - 2)) --shuffle-questions
   probe rewrites $model "$WORK/$model" $((16 * T)),$((32 * T)),$((64 * T)) $five --pairs 5 --gap $((T - 2)) --rewrites 2
 done
 # What each ARMT arm's memory reads (`swarmt armt lookup`, docs/armt.md): the five-fact probes at 8T, every
@@ -200,6 +206,9 @@ for full in $fulls; do
     probe rewrites $full "$WORK/$full" $d $five --pairs 5 --gap $((T - 2)) --rewrites 2
     probe one_fact ${full}_rope "$(rope_scaled $full "$(fits $((d + 10)))")" $d $SAMPLES --pairs 1
     probe five_facts ${full}_rope "$(rope_scaled $full "$(fits $((d + 5 * T + 10)))")" $d $five --pairs 5 --gap $((T - 2))
+    probe five_facts_shuffled $full "$WORK/$full" $d $five --pairs 5 --gap $((T - 2)) --shuffle-questions
+    probe five_facts_shuffled ${full}_rope "$(rope_scaled $full "$(fits $((d + 5 * T + 10)))")" $d $five --pairs 5 \
+      --gap $((T - 2)) --shuffle-questions
     probe rewrites ${full}_rope "$(rope_scaled $full "$(fits $((d + 15 * T + 10)))")" $d $five --pairs 5 \
       --gap $((T - 2)) --rewrites 2
   done

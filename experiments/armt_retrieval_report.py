@@ -16,6 +16,8 @@ SETS = {  # probe set -> what a reader sees
     "in_context": "two facts and their questions inside the first segment (50% for picking one of the two)",
     "one_fact": "one fact",
     "five_facts": "five facts, each asked among 4 others (20% for picking one of the five stated values)",
+    "five_facts_shuffled": "five facts asked in a random order, each among 4 others (20% for picking one of the "
+                           "five; in stated order the oldest unasked fact is always the answer, here it is not)",
     "rewrites": "five facts rewritten twice, the answer the latest value",
 }
 MODELS = ["armt", "armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate", "armt_gate_seed2", "armt_sep",
