@@ -115,9 +115,10 @@ void validate_recall_training_config(const RecallTrainingConfig& c, int64_t sequ
 namespace {
 
 // The probe layout: a lead-in of U{0..gap} filler tokens (so that with gap = T - 2 each pair keeps to one
-// segment wherever the lead-in ends), the statements `gap` apart, and every key asked d tokens after its
-// latest statement, d drawn from the bands and kept to what fits (questions after every statement, the
-// last answer inside the sequence).
+// segment wherever the lead-in ends), the statements `gap` apart, and the questions spaced like them, the
+// first d tokens after the last round's first statement (in stated order every key is then asked d after
+// its latest statement; shuffled, d is the questions' mean distance). d is drawn from the bands and kept to
+// what fits: questions after every statement, the last answer inside the sequence.
 RecallSequence generate_probe_layout_sequence(const RecallTrainingConfig& c, int64_t N, int64_t num_pairs,
                                               uint64_t seed) {
   TaskRng rng(seed);

@@ -17,7 +17,8 @@
 // (e.g. 90 % inside the long attention window, 10 % between the long window and the training length).
 // The "probe" layout instead trains on the evaluation probes' layout (the associative retrieval of ARMT
 // 2024): the K pairs one after another, `gap` filler tokens after each (gap = T - 2 puts every pair in its
-// own segment of an ARMT model with segment T), then every key asked once, d tokens after its statement.
+// own segment of an ARMT model with segment T), then every key asked once, by default in a random order
+// (in the order stated, a memory that answers its oldest unasked fact would need no key).
 // Evaluation probes put K pairs after a short filler lead-in and ask every key at the same distance d,
 // so accuracy is measured as a function of d alone; their tokens are a pure function of (probe, position),
 // which lets an evaluation stream a million filler tokens without materialising them.
