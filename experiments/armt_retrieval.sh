@@ -30,6 +30,11 @@
 #                with --recipe: the recipe's parts, beside armt_noread (seed 1): a continued language-model
 #                phase (2 -> 4 -> 8 segments of essay text) before the recall phases; the normalised rule
 #                with and without the gamma correction (phases s2 and s4)
+#   armt_probe   with --probe-layout: armt_noread trained on the probes' own layout (one fact per segment,
+#                every key asked once after all of them, in a random order: the 2024 paper's associative
+#                retrieval), with its own fair baseline full_probe / full_probe_rope (full attention on the
+#                same data, in distribution up to 12T); then armt_probe_rw and full_probe_rw, each of them
+#                trained on with every key rewritten twice (the 2024 paper's retrieval with rewrites)
 #   armt_swax    with --swax-base: the same ARMT recipe over swax_base, a SWAX model of the base's size
 #                (mLSTM and sliding-window attention) pretrained like base: neither paper wraps a hybrid
 # Probes (`swarmt eval recall`, answers by argmax over all 259 ids; chance among the 8 values 12.5%):
@@ -45,7 +50,8 @@
 # probe at 8T: whether each memory layer reads a fact back by its key (20% when its reads ignore the key).
 #
 # Usage: experiments/armt_retrieval.sh [--quick] [--second-seed] [--no-read] [--read-gate] [--separate-write]
-#                                   [--linear-keys] [--eight-layers] [--wide-base] [--recipe] [--swax-base]
+#                                   [--linear-keys] [--probe-layout] [--eight-layers] [--wide-base] [--recipe]
+#                                   [--swax-base]
 #                                   [--device DEV] [BUILD_DIR]
 #   full: about 50 minutes on a fast 2-core machine, 200 questions per cell (an earlier run of this recipe
 #   with each key asked once; on a 2-core machine 2.5 times slower ARMT's 8-segment phase alone takes
@@ -58,6 +64,8 @@
 #   training time again, per seed). --read-gate: likewise armt_gate. --separate-write: likewise armt_sep
 #   (a second pass per writing segment: 68 min against 63 for armt_noread trained beside it on one core).
 #   --linear-keys: likewise armt_linear (the same cost as armt_noread).
+#   --probe-layout: likewise armt_probe, and full_probe's three stages (about 45 min for armt_probe and 15 for
+#   full_probe on one core each), then the rewrite stage of each (about 35 and 10 min).
 #   --eight-layers: also base8, armt8_noread (with --second-seed its second seed too) and the full-attention
 #   stages over base8, with the probes of armt and full (an ARMT arm over base8 takes twice armt's time).
 #   --wide-base: likewise base_wide, armt_wide_noread and full_wide (each stage about 3.3 times the time of
@@ -82,13 +90,14 @@ while [ $# -gt 0 ]; do
     --read-gate) ARMS+=(gate); shift ;;
     --separate-write) ARMS+=(sep); shift ;;
     --linear-keys) ARMS+=(linear); shift ;;
+    --probe-layout) ARMS+=(probe); shift ;;
     --swax-base) SWAX=1; shift ;;
     --eight-layers) BASES+=(8); shift ;;
     --wide-base) BASES+=(_wide); shift ;;
     --recipe) RECIPE=1; shift ;;
     --device) [ $# -ge 2 ] || { echo "armt_retrieval: --device needs a value (cpu, cuda, cuda:N)" >&2; exit 2; }
               DEVICE=$2; shift 2 ;;
-    -*) echo "armt_retrieval: unknown option '$1' (options: --quick, --second-seed, --no-read, --read-gate, --separate-write, --linear-keys, --eight-layers, --wide-base, --recipe, --swax-base, --device DEV)" >&2; exit 2 ;;
+    -*) echo "armt_retrieval: unknown option '$1' (options: --quick, --second-seed, --no-read, --read-gate, --separate-write, --linear-keys, --probe-layout, --eight-layers, --wide-base, --recipe, --swax-base, --device DEV)" >&2; exit 2 ;;
     *) break ;;
   esac
 done
@@ -109,7 +118,8 @@ start=$(date +%s)
 EXPERIMENT=armt_retrieval
 source experiments/lib.sh
 
-stages=$(python3 experiments/armt_retrieval_configs.py $MODE "$WORK")
+{ read -r stages; read -r probe_stages; read -r rewrite_stage; } < <(python3 experiments/armt_retrieval_configs.py $MODE "$WORK")
+PROBE=0; [[ " ${ARMS[*]} " == *" probe "* ]] && PROBE=1
 timed "$WORK/base" "$S" train --config "$WORK/base_train.json" --out "$WORK/base" "${RUN[@]}"
 timed "$WORK/base_recall" "$S" train --config "$WORK/base_recall_train.json" --out "$WORK/base_recall" "${RUN[@]}"
 timed "$WORK/armt" "$S" armt train --base "$WORK/base" --config "$WORK/armt_train.json" --out "$WORK/armt" "${RUN[@]}"
@@ -124,6 +134,10 @@ for arm in "${ARMS[@]}"; do
       --out "$WORK/$name" "${RUN[@]}"
   done
 done
+if [ $PROBE = 1 ]; then  # the rewrite stage, trained on from the probe-layout arm
+  timed "$WORK/armt_probe_rw" "$S" armt train --init "$WORK/armt_probe" --config "$WORK/armt_probe_rw_train.json" \
+    --out "$WORK/armt_probe_rw" "${RUN[@]}"
+fi
 if [ $SWAX = 1 ]; then
   timed "$WORK/swax_base" "$S" train --config "$WORK/swax_base_train.json" --out "$WORK/swax_base" "${RUN[@]}"
   timed "$WORK/armt_swax" "$S" armt train --base "$WORK/swax_base" --config "$WORK/armt_train.json" \
@@ -145,14 +159,25 @@ for tag in "${BASES[@]}"; do
   done
 done
 fulls=full; for tag in "${BASES[@]}"; do fulls+=" full$tag"; done
-for full in $fulls; do  # the baseline's stages over base (full_2, ...), base8 (full8_2, ...) or base_wide
+[ $PROBE = 1 ] && fulls+=" full_probe"
+stages_of() {  # a fair baseline's stages: over base (full_2, ...), base8 (full8_2, ...), base_wide, or the probe layout's
+  if [ "$1" = full_probe ]; then echo "$probe_stages"; else echo "${stages//full_/${1}_}"; fi
+}
+trained_length() {  # tokens a fair baseline was trained at (its last stage's segments)
+  local last; last=$(stages_of "$1"); echo $(( ${last##*_} * T ))
+}
+for full in $fulls; do
   last=
-  for stage in ${stages//full_/${full}_}; do
+  for stage in $(stages_of $full); do
     timed "$WORK/$stage" "$S" train --config "$WORK/$stage.json" --out "$WORK/$stage" "${RUN[@]}"
     last=$stage
   done
   [ -e "$WORK/$full" ] || ln -s "$last" "$WORK/$full"
 done
+if [ $PROBE = 1 ]; then
+  timed "$WORK/$rewrite_stage" "$S" train --config "$WORK/$rewrite_stage.json" --out "$WORK/$rewrite_stage" "${RUN[@]}"
+  [ -e "$WORK/full_probe_rw" ] || ln -s "$rewrite_stage" "$WORK/full_probe_rw"
+fi
 
 five=$(( SAMPLES / 5 ))
 armts=armt; for arm in "${ARMS[@]}"; do armts+=" armt_$arm"; done; [ $SWAX = 1 ] && armts+=" armt_swax"
@@ -195,10 +220,11 @@ for model in $armts; do
   [ -f "$out" ] || "$S" -q armt lookup --model "$WORK/$model" --pairs 5 --gap $((T - 2)) --distance $((8 * T)) \
     --samples $five $IDS --json "$out" > /dev/null
 done
-# Full attention past its training length (8T), as trained and with linear RoPE scaling that maps the probe's
-# whole input (the statements before the distance included) into the trained 8T positions.
-fits() { echo $(( ($1 + 8 * T - 1) / (8 * T) )); }  # input tokens -> the smallest integer factor
+# Full attention past its training length (8T; 12T for full_probe), as trained and with linear RoPE scaling
+# that maps the probe's whole input (the statements before the distance included) into the trained positions.
 for full in $fulls; do
+  trained=$(trained_length $full)
+  fits() { echo $(( ($1 + trained - 1) / trained )); }  # input tokens -> the smallest integer factor
   for n in 16 32; do
     d=$((n * T))
     probe one_fact $full "$WORK/$full" $d $SAMPLES --pairs 1
@@ -213,6 +239,24 @@ for full in $fulls; do
       --gap $((T - 2)) --rewrites 2
   done
 done
+
+# Rewrites asked in a random order: the rewrite stage's models, the arms that never saw a rewrite, and
+# full_probe_rw past its training length (20T) with RoPE scaling.
+if [ $PROBE = 1 ]; then
+  rewrites=(--pairs 5 --gap $((T - 2)) --rewrites 2 --shuffle-questions)
+  for model in armt armt_probe armt_probe_rw; do
+    probe rewrites_shuffled $model "$WORK/$model" $((5 * T)),$((8 * T)),$((16 * T)),$((32 * T)),$((64 * T)) $five \
+      "${rewrites[@]}"
+  done
+  probe rewrites_shuffled full_probe_rw "$WORK/full_probe_rw" $((5 * T)),$((8 * T)) $five "${rewrites[@]}"
+  trained=$(( ${rewrite_stage##*_} * T ))
+  for n in 16 32; do
+    d=$((n * T))
+    probe rewrites_shuffled full_probe_rw "$WORK/full_probe_rw" $d $five "${rewrites[@]}"
+    probe rewrites_shuffled full_probe_rw_rope "$(rope_scaled full_probe_rw $(( (d + 15 * T + 10 + trained - 1) / trained )))" \
+      $d $five "${rewrites[@]}"
+  done
+fi
 
 python3 experiments/armt_retrieval_report.py "$WORK" "$RESULTS" --mode $MODE --segment $T --swarmt "$S" \
   --seconds $(( $(date +%s) - start ))

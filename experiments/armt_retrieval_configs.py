@@ -67,7 +67,20 @@ The recipe (full mode; quick mode cuts every budget so that the study fits in 10
                of armt's recipe, 1500 steps each (experiments/armt_memory_layers.sh);
   full_<n>     the fair baseline: base with full attention trained on the same task configs (the same
                distribution of sequences), steps, batch, learning rate and schedule, one `swarmt train`
-               per ARMT phase, each at that phase's length n T (in distribution up to 8T).
+               per ARMT phase, each at that phase's length n T (in distribution up to 8T);
+  armt_probe   the no-read arm trained on the probes' own layout (`"layout": "probe"`, docs/data.md; trained
+               with `--probe-layout`, with `--second-seed` also armt_probe_seed2): one fact per segment, every
+               key asked once after all of them, in a random order (the 2024 paper's associative retrieval),
+               three phases (PROBE_PHASES): 4 segments with two facts, 8 with three, 12 with five. The study's
+               own data puts facts anywhere and asks each three times; asked in a random order its arms
+               answer five facts under half, this one about three in five (docs/results/README.md §2);
+  full_probe_<n>
+               armt_probe's fair baseline: full attention over base on the same data, steps, batch, learning
+               rate and schedule, one `swarmt train` per phase (in distribution up to 12T);
+  armt_probe_rw, full_probe_rw_20
+               the associative retrieval with rewrites (REWRITE_PHASE): armt_probe and full_probe_12 each
+               trained on, for the same steps, on the probe layout with every key stated three times (two
+               rewrites, each round in a new order) and the latest value asked, 20 segments.
 """
 import json
 import os
@@ -80,12 +93,24 @@ PHASES = [  # ARMT phase = one full-attention stage: segments, recall task
     (4, {"pairs": [[0, 2], [0.4, 3]], "queries_per_pair": 3, "distances": [[1, 16, 44]]}),
     (8, {"pairs": [[0, 3], [0.25, 4], [0.5, 5]], "queries_per_pair": 3, "distances": [[1, 16, 110]]}),
 ]
+# The probe layout's phases (armt_probe, full_probe_<n>): facts `gap` = T - 2 apart, so each sits alone in a
+# segment wherever the random lead-in ends; the questions start d tokens after the first fact (d from the
+# band, kept to what fits) and ask every key once in a random order (the layout's default).
+PROBE_PHASES = [
+    (4, {"layout": "probe", "gap": T - 2, "pairs": 2, "distances": [[1, 16, 48]]}),
+    (8, {"layout": "probe", "gap": T - 2, "pairs": 3, "distances": [[1, 32, 96]]}),
+    (12, {"layout": "probe", "gap": T - 2, "pairs": 5, "distances": [[1, 80, 112]]}),
+]
+# The rewrite stage after them: five keys, each stated in three rounds, the latest value asked.
+REWRITE_PHASE = (20, {"layout": "probe", "gap": T - 2, "pairs": 5, "rewrites": 2, "distances": [[1, 80, 112]]})
 BUDGETS = {  # mode -> steps ("layer_phase": the layer study's s2 and s4, shorter than armt's so that its five
              # arms over the 8-layer base train in about an hour on 2 cores)
     "full": {"base": 400, "base_recall": 1500, "phase": [2000, 2000, 3000], "layer_phase": [1500, 1500],
-             "lm_phase": [200, 200, 200]},
+             "lm_phase": [200, 200, 200], "probe_phase": [1500, 1500, 2000],
+             "rewrite_phase": 800},
     "quick": {"base": 100, "base_recall": 200, "phase": [300, 200, 150], "layer_phase": [200, 100],
-              "lm_phase": [20, 20, 20]},
+              "lm_phase": [20, 20, 20], "probe_phase": [200, 150, 100],
+              "rewrite_phase": 50},
 }
 BATCH = 32
 LR = 0.002
@@ -148,13 +173,20 @@ def configs(work, b):
                                "schedule": "cosine", "min_lr_ratio": 0.1}}
 
     phases = [phase(segments, task, steps) for (segments, task), steps in zip(PHASES, b["phase"])]
-    for base, prefix in (("base", "full"), ("base8", "full8"), ("base_wide", "full_wide")):  # over each base
+    probe_phases = [phase(segments, task, steps) for (segments, task), steps in zip(PROBE_PHASES, b["probe_phase"])]
+
+    def full_attention(base, prefix, stages, budget):  # the fair baseline's stages, one per ARMT phase
         previous = f"{work}/{base}"
-        for (segments, task), steps in zip(PHASES, b["phase"]):
+        for (segments, task), steps in zip(stages, budget):
             name = f"{prefix}_{segments}"
             out[name + ".json"] = {"init_from": previous, "sequence_length": segments * T,
                                    "data": {"train": recall(task)}, "training": training(steps, LR, 1)}
             previous = f"{work}/{name}"
+
+    for base, prefix in (("base", "full"), ("base8", "full8"), ("base_wide", "full_wide")):  # over each base
+        full_attention(base, prefix, PHASES, b["phase"])
+    full_attention("base", "full_probe", PROBE_PHASES, b["probe_phase"])
+    full_attention(f"full_probe_{PROBE_PHASES[-1][0]}", "full_probe_rw", [REWRITE_PHASE], [b["rewrite_phase"]])
     def armt(seed, phases=phases, **memory):
         return {"armt": dict(ARMT, seed=seed, **memory), "freeze_base": False, "output": "merged", "phases": phases,
                 "training": {"batch_size": BATCH, "optimizer": {"lr": LR, "weight_decay": WEIGHT_DECAY},
@@ -170,6 +202,11 @@ def configs(work, b):
     out["armt_sep_seed2_train.json"] = armt(2, memory_tokens_read=False, separate_write_pass=True)
     out["armt_linear_train.json"] = armt(1, memory_tokens_read=False, feature_map="linear")
     out["armt_linear_seed2_train.json"] = armt(2, memory_tokens_read=False, feature_map="linear")
+    out["armt_probe_train.json"] = armt(1, probe_phases, memory_tokens_read=False)
+    out["armt_probe_seed2_train.json"] = armt(2, probe_phases, memory_tokens_read=False)
+    # Trained on from armt_probe (`--init`, which brings its memory config), so no "armt" here.
+    rewrite = armt(1, [phase(REWRITE_PHASE[0], REWRITE_PHASE[1], b["rewrite_phase"])])
+    out["armt_probe_rw_train.json"] = {k: v for k, v in rewrite.items() if k != "armt"}
     # The recipe's parts (specs/armt.md §4), each against the no-read arm of the same seed: a continued
     # language-model phase over 2 -> 4 -> 8 segments of essay text (loss on every token) before the recall
     # phases; and the gamma correction, which only the normalised rule has (the study's plain rule keeps no
@@ -194,7 +231,10 @@ def main():
     for name, config in configs(work, BUDGETS[mode]).items():
         with open(os.path.join(work, name), "w") as f:
             json.dump(config, f, indent=1)
+    # The fair baselines' stages, in training order: the study's, then the probe layout's.
     print(" ".join(f"full_{segments}" for segments, _ in PHASES))
+    print(" ".join(f"full_probe_{segments}" for segments, _ in PROBE_PHASES))
+    print(f"full_probe_rw_{REWRITE_PHASE[0]}")
 
 
 if __name__ == "__main__":

@@ -19,11 +19,13 @@ SETS = {  # probe set -> what a reader sees
     "five_facts_shuffled": "five facts asked in a random order, each among 4 others (20% for picking one of the "
                            "five; in stated order the oldest unasked fact is always the answer, here it is not)",
     "rewrites": "five facts rewritten twice, the answer the latest value",
+    "rewrites_shuffled": "five facts rewritten twice, the answer the latest value, asked in a random order",
 }
 MODELS = ["armt", "armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate", "armt_gate_seed2", "armt_sep",
           "armt_sep_seed2", "armt_linear", "armt_linear_seed2", "armt8_noread", "armt8_noread_seed2",
-          "armt_wide_noread", "armt_wide_noread_seed2", "armt_lm", "armt_denom", "armt_denom_nogamma", "full8",
-          "full8_rope", "base8", "full_wide", "full_wide_rope", "base_wide", "armt_swax", "full", "full_rope",
+          "armt_wide_noread", "armt_wide_noread_seed2", "armt_lm", "armt_denom", "armt_denom_nogamma", "armt_probe",
+          "armt_probe_seed2", "full_probe", "full_probe_rope", "armt_probe_rw", "full_probe_rw", "full_probe_rw_rope",
+          "full8", "full8_rope", "base8", "full_wide", "full_wide_rope", "base_wide", "armt_swax", "full", "full_rope",
           "base", "base_recall", "swax_base"]
 LABELS = {"armt": "ARMT (memory in all layers)", "armt_seed2": "ARMT, second seed (initialisation and data order)",
           "armt_noread": "ARMT, memory tokens that do not read the memory",
@@ -39,6 +41,14 @@ LABELS = {"armt": "ARMT (memory in all layers)", "armt_seed2": "ARMT, second see
           "armt_linear": "ARMT, memory tokens that do not read, signed keys (linear features)",
           "armt_linear_seed2": "ARMT, memory tokens that do not read, signed keys, second seed",
           "armt_linear_seeds_pooled": "ARMT, memory tokens that do not read, signed keys, both seeds pooled",
+          "armt_probe": "ARMT, memory tokens that do not read, trained on the probes' layout (questions in a random order)",
+          "armt_probe_seed2": "ARMT trained on the probes' layout, second seed",
+          "armt_probe_seeds_pooled": "ARMT trained on the probes' layout, both seeds pooled",
+          "full_probe": "full attention trained on the probes' layout (the same data as the row above it)",
+          "full_probe_rope": "full attention trained on the probes' layout + linear RoPE scaling",
+          "armt_probe_rw": "ARMT trained on the probes' layout, then on rewrites",
+          "full_probe_rw": "full attention trained on the probes' layout, then on rewrites (the same data)",
+          "full_probe_rw_rope": "full attention trained on the probes' layout, then on rewrites + linear RoPE scaling",
           "armt8_noread": "ARMT over the 8-layer base, memory tokens that do not read",
           "armt8_noread_seed2": "ARMT over the 8-layer base, memory tokens that do not read, second seed",
           "armt8_noread_seeds_pooled": "ARMT over the 8-layer base, memory tokens that do not read, both seeds pooled",
@@ -63,25 +73,27 @@ LABELS = {"armt": "ARMT (memory in all layers)", "armt_seed2": "ARMT, second see
 STAGES = ["base", "base_recall", "armt", "armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate",
           "armt_gate_seed2", "armt_sep", "armt_sep_seed2", "armt_linear", "armt_linear_seed2", "base8",
           "armt8_noread", "armt8_noread_seed2", "base_wide", "armt_wide_noread", "armt_wide_noread_seed2", "armt_lm",
-          "armt_denom", "armt_denom_nogamma", "swax_base", "armt_swax", "full_2", "full_4", "full_8", "full8_2",
+          "armt_denom", "armt_denom_nogamma", "armt_probe", "armt_probe_seed2", "swax_base", "armt_swax", "full_2", "full_4",
+          "full_8", "full_probe_4", "full_probe_8", "full_probe_12", "armt_probe_rw", "full_probe_rw_20", "full8_2",
           "full8_4", "full8_8", "full_wide_2", "full_wide_4", "full_wide_8"]
 # ARMT arms judged beside `armt` in the acceptance comparisons, and the seeds pooled into one cell.
 OTHER_ARMS = ["armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate", "armt_gate_seed2", "armt_sep",
               "armt_sep_seed2", "armt_linear", "armt_linear_seed2", "armt8_noread", "armt8_noread_seed2",
               "armt_wide_noread", "armt_wide_noread_seed2", "armt_lm",
-              "armt_denom", "armt_denom_nogamma", "armt_swax"]
+              "armt_denom", "armt_denom_nogamma", "armt_probe", "armt_probe_seed2", "armt_probe_rw", "armt_swax"]
 SEED_POOLS = {"armt_seeds_pooled": ["armt", "armt_seed2"], "armt_noread_seeds_pooled": ["armt_noread", "armt_noread_seed2"],
               "armt_gate_seeds_pooled": ["armt_gate", "armt_gate_seed2"],
               "armt_sep_seeds_pooled": ["armt_sep", "armt_sep_seed2"],
               "armt_linear_seeds_pooled": ["armt_linear", "armt_linear_seed2"],
               "armt8_noread_seeds_pooled": ["armt8_noread", "armt8_noread_seed2"],
-              "armt_wide_noread_seeds_pooled": ["armt_wide_noread", "armt_wide_noread_seed2"]}
+              "armt_wide_noread_seeds_pooled": ["armt_wide_noread", "armt_wide_noread_seed2"],
+              "armt_probe_seeds_pooled": ["armt_probe", "armt_probe_seed2"]}
 
 # Arms with their own in-segment line (the Llama-based arms beside `armt`).
 IN_SEGMENT_ARMS = ["armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate", "armt_gate_seed2", "armt_sep",
                    "armt_sep_seed2", "armt_linear", "armt_linear_seed2", "armt8_noread", "armt8_noread_seed2",
                    "armt_wide_noread", "armt_wide_noread_seed2",
-                   "armt_lm", "armt_denom", "armt_denom_nogamma"]
+                   "armt_lm", "armt_denom", "armt_denom_nogamma", "armt_probe", "armt_probe_seed2"]
 
 
 # The further bases of the script's BASES (--eight-layers, --wide-base): base<tag>, armt<tag>_noread, full<tag>.
@@ -89,8 +101,12 @@ FURTHER_BASES = ("8", "_wide")
 
 
 def baselines_of(arm):
-    """The fair baselines an ARMT arm is judged against: full attention over the same base, as trained and
-    with RoPE scaling."""
+    """The fair baselines an ARMT arm is judged against: full attention over the same base on the same data, as
+    trained and with RoPE scaling."""
+    if arm.startswith("armt_probe_rw"):
+        return "full_probe_rw", "full_probe_rw_rope"
+    if arm.startswith("armt_probe"):
+        return "full_probe", "full_probe_rope"
     for tag in FURTHER_BASES:
         if arm.startswith(f"armt{tag}_"):
             return f"full{tag}", f"full{tag}_rope"
@@ -209,7 +225,7 @@ def comparisons(cells, T):
                 row = {"armt": a["mean"], "armt_ci95": a["ci95"], "full": rivals[0] and rivals[0]["mean"],
                        "full_rope": rivals[1] and rivals[1]["mean"],
                        "above_both_baselines_with_disjoint_intervals": disjoint_above(a, rivals)}
-                for baseline in (f"full{tag}{rope}" for tag in FURTHER_BASES for rope in ("", "_rope")):
+                for baseline in (f"full{tag}{rope}" for tag in FURTHER_BASES + ("_probe", "_probe_rw") for rope in ("", "_rope")):
                     cell = get(baseline, set_name, n * T)
                     if cell:
                         row[baseline] = cell["mean"]
@@ -253,6 +269,7 @@ def main():
         (" --second-seed" if "armt_seed2" in stages else "") + (" --no-read" if "armt_noread" in stages else "") + \
         (" --read-gate" if "armt_gate" in stages else "") + (" --separate-write" if "armt_sep" in stages else "") + \
         (" --linear-keys" if "armt_linear" in stages else "") + \
+        (" --probe-layout" if "armt_probe" in stages else "") + \
         (" --eight-layers" if "armt8_noread" in stages else "") + \
         (" --wide-base" if "armt_wide_noread" in stages else "") + \
         (" --recipe" if "armt_lm" in stages else "") + (" --swax-base" if "armt_swax" in stages else "")

@@ -212,6 +212,18 @@ struct ArmtExperimentReport : ::testing::Test {
     probe("five_facts", "armt_wide_noread", "armt", "320", "--pairs 5 --gap 62 --seed 23");
     probe("five_facts", "full_wide", "base_answer", "320", "--pairs 5 --gap 62 --seed 25");
     probe("five_facts", "full_wide_rope", "base_answer", "320", "--pairs 5 --gap 62 --seed 27");
+    // An arm trained on the probes' layout and the full attention trained on the same data, asked in a random order.
+    const std::string shuffled = "--pairs 5 --gap 62 --shuffle-questions --seed ";
+    probe("five_facts_shuffled", "armt", "armt", "320", shuffled + "29");
+    probe("five_facts_shuffled", "armt_probe", "armt_mid", "320", shuffled + "31");
+    probe("five_facts_shuffled", "full", "base_answer", "320", shuffled + "33");
+    probe("five_facts_shuffled", "full_probe", "base_answer", "320", shuffled + "35");
+    probe("five_facts_shuffled", "full_probe_rope", "base_answer", "320", shuffled + "37");
+    const std::string rewrites = "--pairs 5 --gap 62 --rewrites 2 --shuffle-questions --seed ";
+    probe("rewrites_shuffled", "armt", "armt", "320", rewrites + "39");
+    probe("rewrites_shuffled", "armt_probe_rw", "armt_mid", "320", rewrites + "41");
+    probe("rewrites_shuffled", "full_probe_rw", "base_answer", "320", rewrites + "43");
+    probe("rewrites_shuffled", "full_probe_rw_rope", "base_answer", "320", rewrites + "45");
     probe("in_context", "armt_swax", "armt_mid", "4", "--pairs 2");
     probe("in_context", "swax_base", "base_answer", "4", "--pairs 2 --seed 7");
     probe("rewrites", "full", "base_answer", "320", "--pairs 5 --gap 62 --rewrites 2");
@@ -385,6 +397,31 @@ TEST_F(ArmtExperimentReport, retrieval_report_merges_every_probe_of_a_model_with
   EXPECT_EQ(headline.at("armt_wide_noread_above_both_baselines_with_disjoint_intervals").get<bool>(),
             cell_of("armt_wide_noread").at("ci95")[0].get<double>() > wide_rivals_high);
   EXPECT_EQ(headline.at("armt_noread_judged_against"), Json::array({"full", "full_rope"}));
+  // An arm trained on the probes' layout is judged against full attention trained on that layout.
+  const Json& shuffled = results.at("comparisons").at("five_facts_shuffled_16T");
+  const auto shuffled_cell = [&](const std::string& model) {
+    return results.at("cells").at(model).at("five_facts_shuffled").at("320");
+  };
+  EXPECT_EQ(shuffled.at("armt_probe_judged_against"), Json::array({"full_probe", "full_probe_rope"}));
+  EXPECT_DOUBLE_EQ(shuffled.at("armt_probe").get<double>(), shuffled_cell("armt_probe").at("mean").get<double>());
+  EXPECT_DOUBLE_EQ(shuffled.at("full_probe").get<double>(), shuffled_cell("full_probe").at("mean").get<double>());
+  EXPECT_DOUBLE_EQ(shuffled.at("full_probe_rope").get<double>(),
+                   shuffled_cell("full_probe_rope").at("mean").get<double>());
+  const double probe_rivals_high = std::max(shuffled_cell("full_probe").at("ci95")[1].get<double>(),
+                                            shuffled_cell("full_probe_rope").at("ci95")[1].get<double>());
+  EXPECT_EQ(shuffled.at("armt_probe_above_both_baselines_with_disjoint_intervals").get<bool>(),
+            shuffled_cell("armt_probe").at("ci95")[0].get<double>() > probe_rivals_high);
+  // Its rewrite stage, against full attention given the same rewrite stage.
+  const Json& rewritten = results.at("comparisons").at("rewrites_shuffled_16T");
+  const auto rewrite_cell = [&](const std::string& model) {
+    return results.at("cells").at(model).at("rewrites_shuffled").at("320");
+  };
+  EXPECT_EQ(rewritten.at("armt_probe_rw_judged_against"), Json::array({"full_probe_rw", "full_probe_rw_rope"}));
+  EXPECT_DOUBLE_EQ(rewritten.at("full_probe_rw").get<double>(), rewrite_cell("full_probe_rw").at("mean").get<double>());
+  const double rewrite_rivals_high = std::max(rewrite_cell("full_probe_rw").at("ci95")[1].get<double>(),
+                                              rewrite_cell("full_probe_rw_rope").at("ci95")[1].get<double>());
+  EXPECT_EQ(rewritten.at("armt_probe_rw_above_both_baselines_with_disjoint_intervals").get<bool>(),
+            rewrite_cell("armt_probe_rw").at("ci95")[0].get<double>() > rewrite_rivals_high);
   const Json& noread_inside = results.at("comparisons").at("in_context_armt_noread");
   EXPECT_DOUBLE_EQ(noread_inside.at("difference_to_base_recall").get<double>(),
                    results.at("cells").at("armt_noread").at("in_context").at("4").at("mean").get<double>() -
