@@ -204,6 +204,10 @@ if [ $SEEDS = 2 ]; then  # the headline rows again, from the second seed
     probe in_context $model "$WORK/$model" 4 $((SAMPLES / 2)) --pairs 2
     probe five_facts $model "$WORK/$model" $((5 * T)),$((8 * T)) $five --pairs 5 --gap $((T - 2))
     probe five_facts $model "$WORK/$model" $((16 * T)),$((32 * T)),$((64 * T)) $five --pairs 5 --gap $((T - 2))
+    probe five_facts_shuffled $model "$WORK/$model" $((5 * T)),$((8 * T)) $five --pairs 5 --gap $((T - 2)) \
+      --shuffle-questions
+    probe five_facts_shuffled $model "$WORK/$model" $((16 * T)),$((32 * T)),$((64 * T)) $five --pairs 5 \
+      --gap $((T - 2)) --shuffle-questions
   done
 fi
 for model in $armts; do
