@@ -64,8 +64,8 @@
 #   training time again, per seed). --read-gate: likewise armt_gate. --separate-write: likewise armt_sep
 #   (a second pass per writing segment: 68 min against 63 for armt_noread trained beside it on one core).
 #   --linear-keys: likewise armt_linear (the same cost as armt_noread).
-#   --probe-layout: likewise armt_probe, and full_probe's three stages (about 45 min for armt_probe and 15 for
-#   full_probe on one core each), then the rewrite stage of each (about 35 and 10 min).
+#   --probe-layout: likewise armt_probe, and full_probe's three stages (65-75 min for armt_probe and 15 for
+#   full_probe, each on one core beside other runs), then the rewrite stage of each (about 35 and 8 min).
 #   --eight-layers: also base8, armt8_noread (with --second-seed its second seed too) and the full-attention
 #   stages over base8, with the probes of armt and full (an ARMT arm over base8 takes twice armt's time).
 #   --wide-base: likewise base_wide, armt_wide_noread and full_wide (each stage about 3.3 times the time of
@@ -226,9 +226,9 @@ for model in $armts; do
 done
 # Full attention past its training length (8T; 12T for full_probe), as trained and with linear RoPE scaling
 # that maps the probe's whole input (the statements before the distance included) into the trained positions.
+fits() { echo $(( ($1 + trained - 1) / trained )); }  # input tokens -> the smallest integer factor ($trained tokens)
 for full in $fulls; do
   trained=$(trained_length $full)
-  fits() { echo $(( ($1 + trained - 1) / trained )); }  # input tokens -> the smallest integer factor
   for n in 16 32; do
     d=$((n * T))
     probe one_fact $full "$WORK/$full" $d $SAMPLES --pairs 1
@@ -257,8 +257,8 @@ if [ $PROBE = 1 ]; then
   for n in 16 32; do
     d=$((n * T))
     probe rewrites_shuffled full_probe_rw "$WORK/full_probe_rw" $d $five "${rewrites[@]}"
-    probe rewrites_shuffled full_probe_rw_rope "$(rope_scaled full_probe_rw $(( (d + 15 * T + 10 + trained - 1) / trained )))" \
-      $d $five "${rewrites[@]}"
+    probe rewrites_shuffled full_probe_rw_rope "$(rope_scaled full_probe_rw "$(fits $((d + 15 * T + 10)))")" $d $five \
+      "${rewrites[@]}"
   done
 fi
 
