@@ -83,5 +83,45 @@ TEST_F(DistanceRecallRunner, chunk_size_does_not_change_any_prediction) {
     EXPECT_EQ(whole.samples[i].details.at("predicted"), chunked.samples[i].details.at("predicted")) << i;
 }
 
+// The key-blind floor beside each accuracy: each question's chance for an answerer that does not bind keys
+// to values, and per distance their mean. Distinct values asked once in a random order give
+// (1/5)(1/5 + 1/4 + 1/3 + 1/2 + 1) = 45.67% with the answers in view, 1/5 with them hidden; with values
+// drawn with replacement the most frequent one is right more often.
+TEST_F(DistanceRecallRunner, key_blind_floor_is_reported_per_question_and_per_distance) {
+  const auto model = infer::LoadedModel::load(tmp.file("model"));
+  RecallRunOptions o;
+  o.distances = {20, 30};
+  o.pairs = 5;
+  o.samples = 4;
+  o.quiet = true;
+  o.shuffle_questions = true;
+  o.draw.distinct_values = true;
+  const auto floor_at = [](const EvalRun& run, int64_t d) {
+    return run.metadata["key_blind_percent"][std::to_string(d)].get<double>();
+  };
+  const EvalRun shown = run_distance_recall(model, o);
+  for (int64_t d : o.distances)
+    EXPECT_NEAR(floor_at(shown, d), 100.0 * (1.0 / 5 + 1.0 / 4 + 1.0 / 3 + 1.0 / 2 + 1.0) / 5, 1e-9);
+  EXPECT_DOUBLE_EQ(shown.samples.front().details.at("key_blind").get<double>(), 0.2) << "the first question: 1 in 5";
+
+  o.draw.hidden_answers = true;
+  const EvalRun hidden = run_distance_recall(model, o);
+  for (int64_t d : o.distances) EXPECT_NEAR(floor_at(hidden, d), 20.0, 1e-9);
+
+  o.draw = {};
+  o.samples = 50;
+  const EvalRun repeated = run_distance_recall(model, o);
+  for (int64_t d : o.distances) {
+    double sum = 0, count = 0;
+    for (const auto& s : repeated.samples)
+      if (s.length == d) {
+        sum += s.details.at("key_blind").get<double>();
+        ++count;
+      }
+    EXPECT_NEAR(floor_at(repeated, d), 100.0 * sum / count, 1e-9);
+    EXPECT_GT(floor_at(repeated, d), floor_at(shown, d)) << "repeated values: the most frequent one is a better guess";
+  }
+}
+
 }  // namespace
 }  // namespace swarmt::eval

@@ -304,7 +304,7 @@ namespace {
 struct RecallArgs : ModelArgs {
   std::string distances = "16,64,256,1k", keys, values, filler;
   int64_t pairs = 4, gap = 0, rewrites = 0, samples = 100, batch = 8, training_length = 0;
-  bool forget_beyond_window = false, shuffle_questions = false;
+  bool forget_beyond_window = false, shuffle_questions = false, distinct_values = false, hidden_answers = false;
 };
 
 }  // namespace
@@ -325,6 +325,11 @@ void register_eval_recall(CLI::App& group, const GlobalOptions& globals, Command
   cmd->add_flag("--shuffle-questions", o->shuffle_questions,
                 "Ask the keys in a random order (each question then within (pairs - 1)(2 + gap) of the distance), "
                 "so that answering needs the key, not the order the facts were stated in");
+  cmd->add_flag("--distinct-values", o->distinct_values,
+                "No two keys hold the same value (else the most frequent stated value is right more often than 1/pairs)");
+  cmd->add_flag("--hide-answers", o->hidden_answers,
+                "Follow each question with filler, not its answer (else the answers already given rule their "
+                "values out for the later questions)");
   cmd->add_option("--samples", o->samples, "Probes per distance")->capture_default_str();
   cmd->add_option("--batch", o->batch, "Probes streamed together")->capture_default_str();
   cmd->add_option("--training-length", o->training_length,
@@ -346,6 +351,8 @@ void register_eval_recall(CLI::App& group, const GlobalOptions& globals, Command
                         r.gap = o->gap;
                         r.rewrites = o->rewrites;
                         r.shuffle_questions = o->shuffle_questions;
+                        r.draw.distinct_values = o->distinct_values;
+                        r.draw.hidden_answers = o->hidden_answers;
                         r.samples = o->samples;
                         r.batch = o->batch;
                         r.chunk = o->prefill_chunk;
@@ -363,6 +370,8 @@ void register_eval_recall(CLI::App& group, const GlobalOptions& globals, Command
                             r.pairs == 1 ? std::string("one fact") : str_cat(r.pairs, " facts (each asked among ", r.pairs - 1, " others)"),
                             r.rewrites > 0 ? str_cat(", each rewritten ", r.rewrites, r.rewrites == 1 ? " time" : " times", " (answer: the latest value)") : std::string(),
                             r.shuffle_questions && r.pairs > 1 ? ", asked in a random order" : "",
+                            r.draw.distinct_values && r.pairs > 1 ? ", distinct values" : "",
+                            r.draw.hidden_answers && r.pairs > 1 ? ", answers not shown" : "",
                             r.forget_beyond_window ? ", recurrent memory cut at the window" : "");
                         report.length_name = "distance";
                         report.include_prompts = false;
@@ -373,9 +382,12 @@ void register_eval_recall(CLI::App& group, const GlobalOptions& globals, Command
                         eval::write_eval_report(o->out, run, report);
                         write_resources(resources, o->out, "distance");
                         const auto agg = eval::aggregate_results(run.samples);
-                        MarkdownTable table({"distance", "accuracy % [95% CI]", "questions"});
+                        // Beside each accuracy the floor of an answerer that does not bind keys to values.
+                        MarkdownTable table({"distance", "accuracy % [95% CI]", "key-blind %", "questions"});
                         for (const auto& [distance, score] : agg.by_length)
-                          table.add_row({eval::length_label(distance), eval::format_score(score), std::to_string(score.count)});
+                          table.add_row({eval::length_label(distance), eval::format_score(score),
+                                         format_fixed(run.metadata["key_blind_percent"][std::to_string(distance)].get<double>(), 1),
+                                         std::to_string(score.count)});
                         std::cout << table.render() << "report written to " << o->out << "/summary.md" << std::endl;
                         return 0;
                       }});

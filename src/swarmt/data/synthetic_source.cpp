@@ -229,7 +229,7 @@ SyntheticSource::SyntheticSource(const JsonView& v, tokenizer::Tokenizer tokeniz
       tasks_.push_back(std::make_unique<MqarTask>(t, sequence_length_, tokenizer_.vocab_size()));
     } else if (kind == "recall") {
       t.reject_unknown_keys({"task", "weight", "pairs", "distances", "queries_per_pair", "rewrites", "keys", "values", "filler",
-                            "layout", "gap", "shuffle_questions"});
+                            "layout", "gap", "shuffle_questions", "distinct_values", "hidden_answers"});
       tasks_.push_back(std::make_unique<RecallTask>(t, sequence_length_, tokenizer_.vocab_size()));
     } else if (kind == "essay") {
       t.reject_unknown_keys({"task", "weight"});

@@ -45,7 +45,8 @@ EvalRun run_distance_recall(const infer::LoadedModel& model, const RecallRunOpti
                      "recall: the task's ids (up to ", std::max({o.vocabulary.key_end, o.vocabulary.value_end, o.vocabulary.filler_end}) - 1,
                      ") do not fit the model's vocabulary of ", vocab);
   std::vector<int64_t> lengths;
-  for (int64_t d : o.distances) lengths.push_back(make_recall_probe(o.vocabulary, o.pairs, d, 0, o.gap, o.rewrites).length());
+  for (int64_t d : o.distances)
+    lengths.push_back(make_recall_probe(o.vocabulary, o.pairs, d, 0, o.gap, o.rewrites, false, o.draw).length());
   check_context_lengths(model, lengths, "--distances");  // every distance first: state growth, memory
   const int64_t window = lm->inference_window();
   if (o.forget_beyond_window) {
@@ -60,7 +61,8 @@ EvalRun run_distance_recall(const infer::LoadedModel& model, const RecallRunOpti
   EvalRun run;
   run.metadata = {{"task", "recall"}, {"model", model.dir()}, {"model_description", model.describe()},
                   {"seed", o.seed}, {"pairs", o.pairs}, {"gap", o.gap}, {"rewrites", o.rewrites},
-                  {"shuffle_questions", o.shuffle_questions}, {"samples_per_distance", o.samples},
+                  {"shuffle_questions", o.shuffle_questions}, {"distinct_values", o.draw.distinct_values},
+                  {"hidden_answers", o.draw.hidden_answers}, {"samples_per_distance", o.samples},
                   {"questions_per_distance", o.samples * o.pairs}, {"window", window},
                   {"forget_beyond_window", o.forget_beyond_window},
                   {"chance_percent", 100.0 / static_cast<double>(o.vocabulary.num_values())},
@@ -77,14 +79,14 @@ EvalRun run_distance_recall(const infer::LoadedModel& model, const RecallRunOpti
     reset_peak_rss();
     LengthResources res;
     res.length = distance;
-    double seconds = 0, tokens = 0;
+    double seconds = 0, tokens = 0, key_blind_sum = 0;
     for (int64_t first = 0; first < o.samples; first += o.batch) {
       const int64_t B = std::min(o.batch, o.samples - first);
       std::vector<data::RecallProbe> probes;
       for (int64_t b = 0; b < B; ++b)
         probes.push_back(data::make_recall_probe(o.vocabulary, o.pairs, distance,
                                                  mix_key(mix_key(o.seed, static_cast<uint64_t>(distance)), static_cast<uint64_t>(first + b)), o.gap, o.rewrites,
-                                                 o.shuffle_questions));
+                                                 o.shuffle_questions, o.draw));
       const data::RecallProbe& shape = probes.front();  // every probe of a distance has the same layout
       const int64_t length = shape.length();
       const int64_t cut = o.forget_beyond_window ? shape.first_query_position() - window : -1;
@@ -125,6 +127,7 @@ EvalRun run_distance_recall(const infer::LoadedModel& model, const RecallRunOpti
       res.state_bytes = state.bytes() / B;
       for (int64_t b = 0; b < B; ++b) {
         const auto& probe = probes[static_cast<size_t>(b)];
+        const auto key_blind = data::key_blind_chances(probe);
         for (int64_t i = 0; i < o.pairs; ++i) {
           const int64_t value = probe.values[static_cast<size_t>(i)];
           const int64_t guess = predicted[static_cast<size_t>(b)][static_cast<size_t>(i)];
@@ -140,13 +143,16 @@ EvalRun run_distance_recall(const infer::LoadedModel& model, const RecallRunOpti
           r.details = {{"key", probe.keys[static_cast<size_t>(i)]}, {"value", value}, {"predicted", guess},
                        {"probe", first + b}, {"pair", i}, {"query_position", probe.query_position(i)},
                        {"stated", probe.asked_from.empty() ? i : probe.asked_from[static_cast<size_t>(i)]},
-                       {"distance", probe.question_distance(i)}};
+                       {"distance", probe.question_distance(i)}, {"key_blind", key_blind[static_cast<size_t>(i)]}};
+          key_blind_sum += key_blind[static_cast<size_t>(i)];
           run.samples.push_back(std::move(r));
         }
       }
       done += B;
       bar.update(done, {{"distance", std::to_string(distance)}});
     }
+    run.metadata["key_blind_percent"][std::to_string(distance)] =
+        100.0 * key_blind_sum / static_cast<double>(o.samples * o.pairs);
     res.peak_rss_bytes = peak_rss_since_reset_bytes();
     res.seconds_per_sample = seconds / static_cast<double>(o.samples);
     res.prefill_tokens_per_s = tokens / std::max(1e-9, seconds);

@@ -26,6 +26,7 @@ struct RecallRunOptions {
   int64_t gap = 0;                       // filler tokens after each pair and each question
   int64_t rewrites = 0;                  // rounds restating every key with a new value; the answer is the latest
   bool shuffle_questions = false;        // ask the keys in a random order, not the order stated
+  data::RecallProbeDraw draw;            // distinct values; hidden answers
   int64_t samples = 100;                 // probes per distance (samples x pairs questions)
   data::RecallVocabulary vocabulary;
   int64_t batch = 8;                     // probes streamed together
@@ -38,7 +39,9 @@ struct RecallRunOptions {
 // One sample per question: id "recall/<distance>/<probe>/<pair>", variant "recall_k<K>" (with rewrites
 // "recall_k<K>_r<R>"), length = the
 // distance, score 100 or 0, details {key, value, predicted, probe, pair, query_position, stated (the pair's
-// place among the last round of statements), distance (this question's own)}.
+// place among the last round of statements), distance (this question's own), key_blind (the chance of an
+// answerer that does not bind keys to values, data::key_blind_chances)}. metadata.key_blind_percent: that
+// chance's mean per distance, the floor for retrieval by key.
 EvalRun run_distance_recall(const infer::LoadedModel& model, const RecallRunOptions& options,
                             std::vector<LengthResources>* resources = nullptr);
 

@@ -370,6 +370,54 @@ TEST(DistanceRecall, probe_layout_configs_are_read_and_refused_naming_the_field)
   EXPECT_NE(error(R"({"task": "recall", "layout": "probe", "gap": -1})").find("'gap'"), std::string::npos);
   EXPECT_NE(error(R"({"task": "recall", "shuffle_questions": true})").find("applies to the \"probe\" layout only"),
             std::string::npos);
+  EXPECT_NE(error(R"({"task": "recall", "distinct_values": true})").find("distinct_values' applies to the \"probe\""),
+            std::string::npos);
+  EXPECT_NE(error(R"({"task": "recall", "hidden_answers": true})").find("hidden_answers' applies"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"task": "recall", "layout": "probe", "pairs": 6, "rewrites": 3, "distinct_values": true,
+                      "values": [65, 73]})").find("'distinct_values' with 6 pairs and 3 rewrites needs 9 values"),
+            std::string::npos);
+}
+
+// Training data without the two ways to answer with no key: distinct values, and questions followed by filler
+// where their answer would be, so that neither the most frequent value nor the values already given tell it.
+TEST(DistanceRecall, probe_layout_with_distinct_values_and_hidden_answers_leaves_the_key_as_the_only_cue) {
+  auto config = default_config();
+  config.layout = RecallLayout::kProbe;
+  config.gap = 2;
+  config.rewrites = 1;
+  config.distances = {{1, 30, 60}};
+  config.draw = {/*distinct_values=*/true, /*hidden_answers=*/true};
+  config.vocabulary.value_end = config.vocabulary.value_begin + 6;  // 5 keys and a rewrite: every value in use
+  for (uint64_t seed = 0; seed < 100; ++seed) {
+    const auto s = generate_recall_sequence(config, kLength, 5, seed);
+    ASSERT_EQ(s.queries.size(), 5u);
+    std::map<int64_t, int64_t> latest;
+    const int64_t first_question = s.queries.front().position;
+    std::vector<int64_t> round;  // values of the current round of statements
+    for (int64_t t = 0; t < first_question; ++t)
+      if (config.vocabulary.is_key(s.tokens[t])) {
+        latest[s.tokens[t]] = s.tokens[t + 1];
+        round.push_back(s.tokens[t + 1]);
+        if (round.size() == 5) {
+          EXPECT_EQ(std::set<int64_t>(round.begin(), round.end()).size(), 5u) << "no value shared in a round";
+          round.clear();
+        }
+      }
+    ASSERT_EQ(latest.size(), 5u);
+    for (int64_t t = first_question; t <= kLength; ++t)
+      EXPECT_FALSE(config.vocabulary.is_value(s.tokens[t])) << "no answer in the text after the first question";
+    std::set<int64_t> asked;
+    for (const auto& q : s.queries) {
+      EXPECT_EQ(q.value, latest[q.key]) << "the answer is the asked key's latest value";
+      EXPECT_EQ(s.targets[q.position], q.value) << "and still the target at the question";
+      asked.insert(q.key);
+    }
+    EXPECT_EQ(asked.size(), 5u) << "every key asked once";
+  }
+  const auto round_trip = recall_training_config_from_json(JsonView(recall_training_config_to_json(config), "again"), 259);
+  EXPECT_TRUE(round_trip.draw.distinct_values);
+  EXPECT_TRUE(round_trip.draw.hidden_answers);
 }
 
 TEST(RecallProbe, questions_sit_exactly_at_the_distance_after_their_pairs) {
@@ -467,6 +515,48 @@ TEST(RecallProbe, rewrites_restate_every_key_and_the_questions_ask_for_the_lates
   const auto plain = make_recall_probe(v, 3, 64, 7);
   EXPECT_EQ(plain.statement_keys, plain.keys);
   EXPECT_EQ(plain.rewrites(), 0);
+}
+
+TEST(RecallProbe, key_blind_chance_of_distinct_values_asked_once_is_one_over_the_values_left) {
+  RecallVocabulary v;
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    const auto probe = make_recall_probe(v, 5, 120, seed, 14, 0, true, {/*distinct_values=*/true, false});
+    EXPECT_EQ(std::set<int64_t>(probe.values.begin(), probe.values.end()).size(), 5u);
+    const auto chances = key_blind_chances(probe);
+    ASSERT_EQ(chances.size(), 5u);
+    for (int64_t i = 0; i < 5; ++i) EXPECT_DOUBLE_EQ(chances[i], 1.0 / static_cast<double>(5 - i));
+  }
+  // One fact needs no key at all.
+  EXPECT_EQ(key_blind_chances(make_recall_probe(v, 1, 40, 3)), std::vector<double>{1.0});
+}
+
+TEST(RecallProbe, key_blind_chance_counts_repeated_values_and_rules_out_only_answers_in_view) {
+  RecallProbe p;  // latest values A A B (keys a b c), asked c, a, b
+  const int64_t a = 1, b = 2, c = 3, A = 65, B = 66;
+  p.statement_keys = {a, b, c};
+  p.statement_values = {A, A, B};
+  p.keys = {c, a, b};
+  p.values = {B, A, A};
+  // c: the best guess A is right 2 times in 3 (here it is not, but that is the chance); then B is ruled
+  // out and A is certain.
+  EXPECT_EQ(key_blind_chances(p), (std::vector<double>{2.0 / 3.0, 1.0, 1.0}));
+  p.answers_hidden = true;  // nothing is ruled out: A stays the best guess for every question
+  EXPECT_EQ(key_blind_chances(p), (std::vector<double>{2.0 / 3.0, 2.0 / 3.0, 2.0 / 3.0}));
+}
+
+TEST(RecallProbe, distinct_values_need_a_value_for_every_key_in_every_round) {
+  RecallVocabulary v;
+  v.value_end = v.value_begin + 6;
+  v.filler_begin = v.value_end;
+  EXPECT_NE(error_of([&] { make_recall_probe(v, 5, 400, 0, 0, 2, false, {true, false}); }).find("need 7 values"),
+            std::string::npos);
+  for (uint64_t seed = 0; seed < 50; ++seed) {  // 4 keys and 2 rewrites fit 6 values exactly
+    const auto probe = make_recall_probe(v, 4, 400, seed, 0, 2, false, {true, false});
+    for (int64_t round = 0; round < 3; ++round) {
+      const auto first = probe.statement_values.begin() + 4 * round;
+      EXPECT_EQ(std::set<int64_t>(first, first + 4).size(), 4u);
+    }
+  }
 }
 
 TEST(RecallProbe, distance_shorter_than_the_pairs_is_refused) {

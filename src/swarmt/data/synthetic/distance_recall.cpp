@@ -1,6 +1,7 @@
 #include "swarmt/data/synthetic/distance_recall.h"
 
 #include <algorithm>
+#include <map>
 
 #include "swarmt/core/error.h"
 #include "swarmt/core/random.h"
@@ -96,6 +97,9 @@ void validate_recall_training_config(const RecallTrainingConfig& c, int64_t sequ
     SWARMT_CHECK_INPUT(c.queries_per_pair == 1, where,
                        ": the \"probe\" layout asks every key once; 'queries_per_pair' must be 1 (got ",
                        c.queries_per_pair, ")");
+    SWARMT_CHECK_INPUT(!c.draw.distinct_values || max_pairs + c.rewrites <= c.vocabulary.num_values(), where,
+                       ": 'distinct_values' with ", max_pairs, " pairs and ", c.rewrites, " rewrites needs ",
+                       max_pairs + c.rewrites, " values; 'values' has ", c.vocabulary.num_values());
     // The longest lead-in (gap), every statement, and the shortest distance that follows them all.
     const int64_t stride = 2 + c.gap;
     const int64_t needed = c.gap + stride * (max_pairs * (1 + c.rewrites) - 1) + stride * max_pairs + 2;
@@ -130,7 +134,8 @@ RecallSequence generate_probe_layout_sequence(const RecallTrainingConfig& c, int
   int64_t d = draw_distance(c.distances, rng);
   for (int attempt = 0; attempt < 64 && (d < lowest || d > highest); ++attempt) d = draw_distance(c.distances, rng);
   d = std::clamp(d, lowest, highest);
-  auto probe = make_recall_probe(c.vocabulary, num_pairs, d, rng.next_u64(), c.gap, c.rewrites, c.shuffle_questions);
+  auto probe = make_recall_probe(c.vocabulary, num_pairs, d, rng.next_u64(), c.gap, c.rewrites, c.shuffle_questions,
+                                 c.draw);
   probe.lead_in = lead_in;
   RecallSequence s;
   s.tokens = probe.tokens(0, N + 1);
@@ -276,6 +281,14 @@ RecallTrainingConfig recall_training_config_from_json(const JsonView& v, int64_t
                        " applies to the \"probe\" layout only (set \"layout\": \"probe\")");
     c.shuffle_questions = v.get_bool("shuffle_questions");
   }
+  const auto read_probe_flag = [&](const char* field, bool& flag) {
+    if (!v.has(field)) return;
+    SWARMT_CHECK_INPUT(c.layout == RecallLayout::kProbe, v.describe(field),
+                       " applies to the \"probe\" layout only (set \"layout\": \"probe\")");
+    flag = v.get_bool(field);
+  };
+  read_probe_flag("distinct_values", c.draw.distinct_values);
+  read_probe_flag("hidden_answers", c.draw.hidden_answers);
   return c;
 }
 
@@ -290,6 +303,8 @@ Json recall_training_config_to_json(const RecallTrainingConfig& c) {
   if (c.layout == RecallLayout::kProbe) {
     j["gap"] = c.gap;
     j["shuffle_questions"] = c.shuffle_questions;
+    j["distinct_values"] = c.draw.distinct_values;
+    j["hidden_answers"] = c.draw.hidden_answers;
   }
   return j;
 }
@@ -305,7 +320,8 @@ int64_t RecallProbe::token_at(int64_t position) const {
   offset = position - first_query_position();
   if (offset >= 0 && offset < stride * num_pairs() && offset % stride < 2) {
     const auto i = static_cast<size_t>(offset / stride);
-    return offset % stride == 0 ? keys[i] : values[i];
+    if (offset % stride == 0) return keys[i];
+    if (!answers_hidden) return values[i];
   }
   const uint64_t span = static_cast<uint64_t>(vocabulary.filler_end - vocabulary.filler_begin);
   return vocabulary.filler_begin + static_cast<int64_t>(mix_key(filler_seed, static_cast<uint64_t>(position)) % span);
@@ -319,7 +335,7 @@ std::vector<int64_t> RecallProbe::tokens(int64_t begin, int64_t end) const {
 }
 
 RecallProbe make_recall_probe(const RecallVocabulary& vocabulary, int64_t num_pairs, int64_t distance, uint64_t seed,
-                              int64_t gap, int64_t rewrites, bool shuffle_questions) {
+                              int64_t gap, int64_t rewrites, bool shuffle_questions, RecallProbeDraw draw) {
   validate_vocabulary(vocabulary, 0, "recall probe");
   SWARMT_CHECK_INPUT(num_pairs >= 1 && num_pairs <= vocabulary.num_keys(), "--pairs: ", num_pairs,
                      " pairs need that many distinct keys; there are ", vocabulary.num_keys());
@@ -329,12 +345,19 @@ RecallProbe make_recall_probe(const RecallVocabulary& vocabulary, int64_t num_pa
                      rewrites, ")");
   SWARMT_CHECK_INPUT(distance >= (2 + gap) * num_pairs, "--distances: ", distance, " is shorter than the ", num_pairs,
                      " pairs (", (2 + gap) * num_pairs, " tokens with their gaps); the questions must follow every pair");
+  SWARMT_CHECK_INPUT(!draw.distinct_values || num_pairs + rewrites <= vocabulary.num_values(), "distinct values: ",
+                     num_pairs, " pairs rewritten ", rewrites, " times need ", num_pairs + rewrites,
+                     " values (each key a new one per round, none shared in a round); there are ", vocabulary.num_values());
   TaskRng rng(seed);
   RecallProbe p;
   p.vocabulary = vocabulary;
   p.keys = distinct_ids(vocabulary.key_begin, vocabulary.key_end, num_pairs, rng);
-  for (int64_t i = 0; i < num_pairs; ++i)
-    p.values.push_back(rng.uniform_int(vocabulary.value_begin, vocabulary.value_end - 1));
+  if (draw.distinct_values) {
+    p.values = distinct_ids(vocabulary.value_begin, vocabulary.value_end, num_pairs, rng);
+  } else {
+    for (int64_t i = 0; i < num_pairs; ++i)
+      p.values.push_back(rng.uniform_int(vocabulary.value_begin, vocabulary.value_end - 1));
+  }
   p.distance = distance;
   p.gap = gap;
   p.filler_seed = rng.next_u64();
@@ -348,9 +371,15 @@ RecallProbe make_recall_probe(const RecallVocabulary& vocabulary, int64_t num_pa
     std::vector<int64_t> keys, values;
     for (int64_t i : order) {
       auto& history = held[static_cast<size_t>(i)];
+      // With distinct values also none another key took this round: at most rewrites + K - 1 values are
+      // excluded, fewer than there are, so the loop ends.
+      const auto taken = [&](int64_t value) {
+        return std::find(history.begin(), history.end(), value) != history.end() ||
+               (draw.distinct_values && std::find(values.begin(), values.end(), value) != values.end());
+      };
       int64_t value = 0;
       do value = rng.uniform_int(vocabulary.value_begin, vocabulary.value_end - 1);
-      while (std::find(history.begin(), history.end(), value) != history.end());
+      while (taken(value));
       history.push_back(value);
       keys.push_back(p.keys[static_cast<size_t>(i)]);
       values.push_back(value);
@@ -362,6 +391,7 @@ RecallProbe make_recall_probe(const RecallVocabulary& vocabulary, int64_t num_pa
       p.values = values;
     }
   }
+  p.answers_hidden = draw.hidden_answers;
   if (shuffle_questions) {
     // Question i asks the pair stated at place asked_from[i] of the last round.
     p.asked_from = rng.sample_without_replacement(num_pairs, num_pairs);
@@ -374,6 +404,25 @@ RecallProbe make_recall_probe(const RecallVocabulary& vocabulary, int64_t num_pa
     p.values = values;
   }
   return p;
+}
+
+std::vector<double> key_blind_chances(const RecallProbe& probe) {
+  std::map<int64_t, int64_t> left;  // value -> copies among the latest values not yet given to an asked key
+  for (int64_t v : probe.values_in_last_round()) ++left[v];
+  std::vector<double> chances;
+  for (int64_t i = 0; i < probe.num_pairs(); ++i) {
+    int64_t most = 0, total = 0;
+    for (const auto& [value, copies] : left) {
+      most = std::max(most, copies);
+      total += copies;
+    }
+    chances.push_back(static_cast<double>(most) / static_cast<double>(total));
+    if (probe.answers_hidden) continue;
+    auto it = left.find(probe.values[static_cast<size_t>(i)]);
+    SWARMT_CHECK(it != left.end() && it->second > 0, "recall probe: question ", i, " asks a value no key holds");
+    if (--it->second == 0) left.erase(it);
+  }
+  return chances;
 }
 
 }  // namespace swarmt::data

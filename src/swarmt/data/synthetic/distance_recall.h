@@ -57,6 +57,18 @@ struct PairsStage {
   int64_t pairs = 1;
 };
 
+// How a probe (or a probe-layout training sequence) draws its values and writes its questions beyond the
+// defaults (values drawn with replacement, each question followed by its answer). Each closes a way of
+// answering without binding keys to values: with repeated values the most frequent stated value is right
+// more often than one time in K; with the answers in the text, those already given rule their values out for
+// the later questions (the last question's answer is the one value left). key_blind_chances() gives what
+// such an answerer scores on a probe; with both set, 1/K for every question.
+struct RecallProbeDraw {
+  bool distinct_values = false;  // no two keys hold the same value in a round (needs K + rewrites <= values)
+  bool hidden_answers = false;   // a filler token follows each question where its answer would be (the
+                                 // answer is still the target at the question)
+};
+
 // Where a training sequence puts its pairs: anywhere (each question d after its key's previous
 // occurrence), or as an evaluation probe does (pairs in a row `gap` tokens apart, then the questions).
 enum class RecallLayout { kRandom, kProbe };
@@ -66,6 +78,7 @@ struct RecallTrainingConfig {
   RecallLayout layout = RecallLayout::kRandom;
   int64_t gap = 0;  // probe layout: filler tokens after each pair (and after each question)
   bool shuffle_questions = true;  // probe layout: ask the keys in a random order, not the order stated
+  RecallProbeDraw draw;           // probe layout: distinct values, questions drawn with replacement
   std::vector<DistanceBand> distances{{0.9, 10, 60}, {0.1, 65, 200}};
   std::vector<PairsStage> pairs_schedule{{0.0, 2}, {0.15, 4}, {0.3, 8}};
   int64_t queries_per_pair = 1;  // times each key is asked again, each at its own distance from the
@@ -106,7 +119,8 @@ RecallSequence generate_recall_sequence(const RecallTrainingConfig& config, int6
 
 // Reads {"pairs": [[0, 2], [0.15, 4], [0.3, 8]] | 8, "distances": [[0.9, 10, 60], [0.1, 65, 200]],
 //        "queries_per_pair": 1, "rewrites": 0, "keys": [1, 65], "values": [65, 129], "filler": [129, 256],
-//        "layout": "random" | "probe", "gap": 0, "shuffle_questions": true}
+//        "layout": "random" | "probe", "gap": 0, "shuffle_questions": true, "distinct_values": false,
+//        "hidden_answers": false}
 // (absent fields keep their defaults). `vocab_size` bounds the ranges.
 RecallTrainingConfig recall_training_config_from_json(const JsonView& view, int64_t vocab_size);
 Json recall_training_config_to_json(const RecallTrainingConfig& config);
@@ -124,6 +138,7 @@ struct RecallProbe {
   // they were stated (then a memory that answers its oldest unasked fact needs no key at all); shuffled
   // questions ask them in another order.
   std::vector<int64_t> asked_from;
+  bool answers_hidden = false;        // filler, not the value, after each question
   int64_t lead_in = 8;                // filler tokens before the first statement
   int64_t gap = 0;                    // filler tokens after each statement (and so after each question)
   int64_t distance = 16;              // the first question comes `distance` tokens after the last round's first
@@ -132,6 +147,10 @@ struct RecallProbe {
   uint64_t filler_seed = 0;
 
   int64_t num_pairs() const { return static_cast<int64_t>(keys.size()); }
+  // The latest value of every stated key (the last round of statements, in its order).
+  std::vector<int64_t> values_in_last_round() const {
+    return {statement_values.end() - num_pairs(), statement_values.end()};
+  }
   int64_t rewrites() const { return static_cast<int64_t>(statement_keys.size()) / num_pairs() - 1; }
   int64_t statement_position(int64_t j) const { return lead_in + (2 + gap) * j; }
   // Where asked pair i was last stated, where it is asked, and how far apart the two are.
@@ -153,9 +172,21 @@ struct RecallProbe {
 };
 
 // K distinct keys with random values, statements `gap` filler tokens apart, each key rewritten `rewrites`
-// times, asked in the order stated or (shuffle_questions) in a random order; requires distance >= K (2 + gap)
-// so that the questions follow all statements.
+// times, asked in the order stated or (shuffle_questions) in a random order, or as `draw` says; requires
+// distance >= K (2 + gap) so that the questions follow all statements.
 RecallProbe make_recall_probe(const RecallVocabulary& vocabulary, int64_t num_pairs, int64_t distance, uint64_t seed,
-                              int64_t gap = 0, int64_t rewrites = 0, bool shuffle_questions = false);
+                              int64_t gap = 0, int64_t rewrites = 0, bool shuffle_questions = false,
+                              RecallProbeDraw draw = {});
+
+// For each question of a probe, the chance that the best answerer who does not bind keys to values gets it
+// right: it knows the multiset of the latest stated values and sees the answers given before this question
+// (unless hidden), not which key holds which value (nor the order of statement, which in stated order alone
+// would answer every question). The value is one of those not yet given, and the best guess is the most
+// frequent of them:
+//   chance_i = max_v n_v / sum_v n_v,  n_v = copies of v among the latest values minus those already given.
+// Its mean over a probe's questions is the floor a memory must beat to show retrieval by key: 1 with one
+// fact; (1/K)(1/K + 1/(K-1) + ... + 1) = 45.7% for K = 5 distinct values each asked once with the answers in
+// view; 1/K with distinct values and hidden answers.
+std::vector<double> key_blind_chances(const RecallProbe& probe);
 
 }  // namespace swarmt::data
