@@ -35,6 +35,12 @@
 #                retrieval), with its own fair baseline full_probe / full_probe_rope (full attention on the
 #                same data, in distribution up to 12T); then armt_probe_rw and full_probe_rw, each of them
 #                trained on with every key rewritten twice (the 2024 paper's retrieval with rewrites)
+#   armt_hidden  with --hidden-answers: armt_probe's recipe with no answer a model can give without the key
+#                (distinct values, each question followed by filler, not its answer), after the study's
+#                two-segment binding stage, and its fair baseline full_hidden / full_hidden_rope
+#   armt_bind    with --bind-base: base_bind, a base of the same shape pretrained from random initialisation on
+#                in-context recall (which the language-model base does not learn at these budgets), wrapped
+#                like armt_hidden, with its fair baseline full_bind / full_bind_rope over base_bind
 #   armt_swax    with --swax-base: the same ARMT recipe over swax_base, a SWAX model of the base's size
 #                (mLSTM and sliding-window attention) pretrained like base: neither paper wraps a hybrid
 # Probes (`swarmt eval recall`, answers by argmax over all 259 ids; chance among the 8 values 12.5%):
@@ -46,11 +52,18 @@
 #                stated and, as `five_facts_shuffled`, in a random order (--shuffle-questions: in stated
 #                order a memory that answers its oldest unasked fact needs no key)
 #   rewrites     five facts stated in three rounds, the answer the latest value, asked 8T ... 64T later
+#   five facts, no cue
+#                `five_facts_hidden`: five distinct values, asked in a random order, the answers not shown
+#                (--distinct-values --hide-answers): a model that does not bind keys to values scores 20%
+# Every recall report gives the key-blind floor beside each accuracy (`key_blind_percent`: a model that
+# knows the stated values but not which key holds which; about 56% for five facts asked in a random order
+# with the answers shown, since values repeat and the answers given rule theirs out).
 # every cell with its 95% Wilson interval; and for every ARMT arm, `swarmt armt lookup` on the five-fact
 # probe at 8T: whether each memory layer reads a fact back by its key (20% when its reads ignore the key).
 #
 # Usage: experiments/armt_retrieval.sh [--quick] [--second-seed] [--no-read] [--read-gate] [--separate-write]
-#                                   [--linear-keys] [--probe-layout] [--eight-layers] [--wide-base] [--recipe]
+#                                   [--linear-keys] [--probe-layout] [--hidden-answers] [--bind-base]
+#                                   [--eight-layers] [--wide-base] [--recipe]
 #                                   [--swax-base]
 #                                   [--device DEV] [BUILD_DIR]
 #   full: about 50 minutes on a fast 2-core machine, 200 questions per cell (an earlier run of this recipe
@@ -66,6 +79,8 @@
 #   --linear-keys: likewise armt_linear (the same cost as armt_noread).
 #   --probe-layout: likewise armt_probe, and full_probe's three stages (65-75 min for armt_probe and 15 for
 #   full_probe, each on one core beside other runs), then the rewrite stage of each (about 35 and 8 min).
+#   --hidden-answers: likewise armt_hidden and full_hidden's four stages. --bind-base: base_bind (about 5 min
+#   on one core), armt_bind (with --second-seed its second seed too) and full_bind's three stages.
 #   --eight-layers: also base8, armt8_noread (with --second-seed its second seed too) and the full-attention
 #   stages over base8, with the probes of armt and full (an ARMT arm over base8 takes twice armt's time).
 #   --wide-base: likewise base_wide, armt_wide_noread and full_wide (each stage about 3.3 times the time of
@@ -79,7 +94,7 @@
 #   plots) to docs/results/armt_retrieval[_quick]/. Stages already in the work directory are reused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MODE=full SEEDS=1 SWAX=0 RECIPE=0 DEVICE=cpu
+MODE=full SEEDS=1 SWAX=0 RECIPE=0 BIND=0 DEVICE=cpu
 BASES=()  # further bases, each wrapped like armt_noread beside its own baseline: base<tag>, armt<tag>_noread, full<tag>
 ARMS=()  # further ARMT arms over base: armt_<arm>, configs armt_<arm>[_seed2]_train.json
 while [ $# -gt 0 ]; do
@@ -91,13 +106,15 @@ while [ $# -gt 0 ]; do
     --separate-write) ARMS+=(sep); shift ;;
     --linear-keys) ARMS+=(linear); shift ;;
     --probe-layout) ARMS+=(probe); shift ;;
+    --hidden-answers) ARMS+=(hidden); shift ;;
+    --bind-base) BIND=1; shift ;;
     --swax-base) SWAX=1; shift ;;
     --eight-layers) BASES+=(8); shift ;;
     --wide-base) BASES+=(_wide); shift ;;
     --recipe) RECIPE=1; shift ;;
     --device) [ $# -ge 2 ] || { echo "armt_retrieval: --device needs a value (cpu, cuda, cuda:N)" >&2; exit 2; }
               DEVICE=$2; shift 2 ;;
-    -*) echo "armt_retrieval: unknown option '$1' (options: --quick, --second-seed, --no-read, --read-gate, --separate-write, --linear-keys, --probe-layout, --eight-layers, --wide-base, --recipe, --swax-base, --device DEV)" >&2; exit 2 ;;
+    -*) echo "armt_retrieval: unknown option '$1' (options: --quick, --second-seed, --no-read, --read-gate, --separate-write, --linear-keys, --probe-layout, --hidden-answers, --bind-base, --eight-layers, --wide-base, --recipe, --swax-base, --device DEV)" >&2; exit 2 ;;
     *) break ;;
   esac
 done
@@ -118,8 +135,10 @@ start=$(date +%s)
 EXPERIMENT=armt_retrieval
 source experiments/lib.sh
 
-{ read -r stages; read -r probe_stages; read -r rewrite_stage; } < <(python3 experiments/armt_retrieval_configs.py $MODE "$WORK")
+{ read -r stages; read -r probe_stages; read -r rewrite_stage; read -r hidden_stages; read -r bind_stages; } \
+  < <(python3 experiments/armt_retrieval_configs.py $MODE "$WORK")
 PROBE=0; [[ " ${ARMS[*]} " == *" probe "* ]] && PROBE=1
+HIDDEN=0; [[ " ${ARMS[*]} " == *" hidden "* ]] && HIDDEN=1
 timed "$WORK/base" "$S" train --config "$WORK/base_train.json" --out "$WORK/base" "${RUN[@]}"
 timed "$WORK/base_recall" "$S" train --config "$WORK/base_recall_train.json" --out "$WORK/base_recall" "${RUN[@]}"
 timed "$WORK/armt" "$S" armt train --base "$WORK/base" --config "$WORK/armt_train.json" --out "$WORK/armt" "${RUN[@]}"
@@ -137,6 +156,14 @@ done
 if [ $PROBE = 1 ]; then  # the rewrite stage, trained on from the probe-layout arm
   timed "$WORK/armt_probe_rw" "$S" armt train --init "$WORK/armt_probe" --config "$WORK/armt_probe_rw_train.json" \
     --out "$WORK/armt_probe_rw" "${RUN[@]}"
+fi
+if [ $BIND = 1 ]; then  # a base that binds in its own context, and ARMT over it
+  timed "$WORK/base_bind" "$S" train --config "$WORK/base_bind_train.json" --out "$WORK/base_bind" "${RUN[@]}"
+  names=armt_bind; [ $SEEDS = 2 ] && names+=" armt_bind_seed2"
+  for name in $names; do
+    timed "$WORK/$name" "$S" armt train --base "$WORK/base_bind" --config "$WORK/${name}_train.json" --out "$WORK/$name" \
+      "${RUN[@]}"
+  done
 fi
 if [ $SWAX = 1 ]; then
   timed "$WORK/swax_base" "$S" train --config "$WORK/swax_base_train.json" --out "$WORK/swax_base" "${RUN[@]}"
@@ -160,8 +187,15 @@ for tag in "${BASES[@]}"; do
 done
 fulls=full; for tag in "${BASES[@]}"; do fulls+=" full$tag"; done
 [ $PROBE = 1 ] && fulls+=" full_probe"
-stages_of() {  # a fair baseline's stages: over base (full_2, ...), base8 (full8_2, ...), base_wide, or the probe layout's
-  if [ "$1" = full_probe ]; then echo "$probe_stages"; else echo "${stages//full_/${1}_}"; fi
+[ $HIDDEN = 1 ] && fulls+=" full_hidden"
+[ $BIND = 1 ] && fulls+=" full_bind"
+stages_of() {  # a fair baseline's stages: over base (full_2, ...), base8 (full8_2, ...), base_wide, or a layout's own
+  case $1 in
+    full_probe) echo "$probe_stages" ;;
+    full_hidden) echo "$hidden_stages" ;;
+    full_bind) echo "$bind_stages" ;;
+    *) echo "${stages//full_/${1}_}" ;;
+  esac
 }
 trained_length() {  # tokens a fair baseline was trained at (its last stage's segments)
   local last; last=$(stages_of "$1"); echo $(( ${last##*_} * T ))
@@ -180,9 +214,13 @@ if [ $PROBE = 1 ]; then
 fi
 
 five=$(( SAMPLES / 5 ))
+# Five facts with no answer that needs no key: distinct values, asked in a random order, the answers not shown.
+hidden=(--pairs 5 --gap $((T - 2)) --shuffle-questions --distinct-values --hide-answers)
 armts=armt; for arm in "${ARMS[@]}"; do armts+=" armt_$arm"; done; [ $SWAX = 1 ] && armts+=" armt_swax"
 for tag in "${BASES[@]}"; do armts+=" armt${tag}_noread"; done; [ $RECIPE = 1 ] && armts+=" $RECIPE_ARMS"
+[ $BIND = 1 ] && armts+=" armt_bind"
 in_context_models="$armts $fulls base base_recall"; [ $SWAX = 1 ] && in_context_models+=" swax_base"
+[ $BIND = 1 ] && in_context_models+=" base_bind"
 for tag in "${BASES[@]}"; do in_context_models+=" base$tag"; done
 for model in $in_context_models; do
   probe in_context $model "$WORK/$model" 4 $((SAMPLES / 2)) --pairs 2
@@ -192,6 +230,7 @@ for model in $armts $fulls; do
   probe five_facts $model "$WORK/$model" $((5 * T)),$((8 * T)) $five --pairs 5 --gap $((T - 2))
   probe five_facts_shuffled $model "$WORK/$model" $((5 * T)),$((8 * T)) $five --pairs 5 --gap $((T - 2)) \
     --shuffle-questions
+  probe five_facts_hidden $model "$WORK/$model" $((5 * T)),$((8 * T)) $five "${hidden[@]}"
   probe rewrites $model "$WORK/$model" $((8 * T)) $five --pairs 5 --gap $((T - 2)) --rewrites 2
 done
 for model in $armts; do
@@ -200,6 +239,7 @@ done
 if [ $SEEDS = 2 ]; then  # the headline rows again, from the second seed
   seconds=armt_seed2; for arm in "${ARMS[@]}"; do seconds+=" armt_${arm}_seed2"; done
   for tag in "${BASES[@]}"; do seconds+=" armt${tag}_noread_seed2"; done
+  [ $BIND = 1 ] && seconds+=" armt_bind_seed2"
   for model in $seconds; do
     probe in_context $model "$WORK/$model" 4 $((SAMPLES / 2)) --pairs 2
     probe five_facts $model "$WORK/$model" $((5 * T)),$((8 * T)) $five --pairs 5 --gap $((T - 2))
@@ -208,12 +248,15 @@ if [ $SEEDS = 2 ]; then  # the headline rows again, from the second seed
       --shuffle-questions
     probe five_facts_shuffled $model "$WORK/$model" $((16 * T)),$((32 * T)),$((64 * T)) $five --pairs 5 \
       --gap $((T - 2)) --shuffle-questions
+    probe five_facts_hidden $model "$WORK/$model" $((5 * T)),$((8 * T)),$((16 * T)),$((32 * T)),$((64 * T)) $five \
+      "${hidden[@]}"
   done
 fi
 for model in $armts; do
   probe five_facts $model "$WORK/$model" $((16 * T)),$((32 * T)),$((64 * T)) $five --pairs 5 --gap $((T - 2))
   probe five_facts_shuffled $model "$WORK/$model" $((16 * T)),$((32 * T)),$((64 * T)) $five --pairs 5 \
     --gap $((T - 2)) --shuffle-questions
+  probe five_facts_hidden $model "$WORK/$model" $((16 * T)),$((32 * T)),$((64 * T)) $five "${hidden[@]}"
   probe rewrites $model "$WORK/$model" $((16 * T)),$((32 * T)),$((64 * T)) $five --pairs 5 --gap $((T - 2)) --rewrites 2
 done
 # What each ARMT arm's memory reads (`swarmt armt lookup`, docs/armt.md): the five-fact probes at 8T, every
@@ -239,6 +282,8 @@ for full in $fulls; do
     probe five_facts_shuffled $full "$WORK/$full" $d $five --pairs 5 --gap $((T - 2)) --shuffle-questions
     probe five_facts_shuffled ${full}_rope "$(rope_scaled $full "$(fits $((d + 5 * T + 10)))")" $d $five --pairs 5 \
       --gap $((T - 2)) --shuffle-questions
+    probe five_facts_hidden $full "$WORK/$full" $d $five "${hidden[@]}"
+    probe five_facts_hidden ${full}_rope "$(rope_scaled $full "$(fits $((d + 5 * T + 10)))")" $d $five "${hidden[@]}"
     probe rewrites ${full}_rope "$(rope_scaled $full "$(fits $((d + 15 * T + 10)))")" $d $five --pairs 5 \
       --gap $((T - 2)) --rewrites 2
   done

@@ -77,6 +77,18 @@ The recipe (full mode; quick mode cuts every budget so that the study fits in 10
   full_probe_<n>
                armt_probe's fair baseline: full attention over base on the same data, steps, batch, learning
                rate and schedule, one `swarmt train` per phase (in distribution up to 12T);
+  armt_hidden, full_hidden_<n>
+               armt_probe's phases with no answer a model can give without binding keys to values
+               (HIDDEN_PHASES: distinct values, each question followed by filler instead of its answer), after
+               the study's two-segment phase; trained with `--hidden-answers`. With the probes' defaults a model
+               that knows the stated values but not which key holds which answers five facts at about 56%
+               (the key-blind floor `swarmt eval recall` reports); here it is right one time in K;
+  base_bind    a base of the same shape pretrained from random initialisation on in-context recall
+               (BIND_TASK: four facts in a row, then their questions, 32 tokens, lr 3e-3): the language-model
+               base fine-tuned on the same task stays at the key-blind loss for thousands of steps;
+  armt_bind, full_bind_<n>
+               ARMT over base_bind on the probe layout with no key-blind answer (BIND_PHASES), and its fair
+               baseline over base_bind (trained with `--bind-base`);
   armt_probe_rw, full_probe_rw_20
                the associative retrieval with rewrites (REWRITE_PHASE): armt_probe and full_probe_12 each
                trained on, for the same steps, on the probe layout with every key stated three times (two
@@ -101,16 +113,33 @@ PROBE_PHASES = [
     (8, {"layout": "probe", "gap": T - 2, "pairs": 3, "distances": [[1, 32, 96]]}),
     (12, {"layout": "probe", "gap": T - 2, "pairs": 5, "distances": [[1, 80, 112]]}),
 ]
+# The same phases with no answer that a model can give without the key (armt_hidden, full_hidden_<n>): the
+# values of an example are distinct and each question is followed by filler, not its answer, so neither the
+# most frequent value nor the values already given tell it (with both, a model that does not bind keys to
+# values is right 1 time in K; with the probes' defaults 56.3% for five facts: key_blind_chances, docs/data.md).
+# First the binding stage of the study's recipe (PHASES[0], two facts written at once and asked in the next
+# segment), which the probe-layout arm, one fact per segment from the start, did not have.
+HIDDEN_PHASES = [PHASES[0]] + [(segments, dict(task, distinct_values=True, hidden_answers=True))
+                               for segments, task in PROBE_PHASES]
+# base_bind's pretraining: in-context recall (multi-query associative recall) from random initialisation, four
+# facts in a row and their questions, no answer given away (distinct values, answers hidden), 32 tokens.
+BIND_TASK = {"layout": "probe", "gap": 0, "pairs": 4, "distances": [[1, 8, 24]], "distinct_values": True,
+             "hidden_answers": True}
+# ARMT over base_bind (armt_bind) and its fair baseline (full_bind_<n>): the probe layout with no key-blind
+# answer, one fact per segment, 2 -> 3 -> 5 facts.
+BIND_PHASES = [(segments, dict(task, distinct_values=True, hidden_answers=True)) for segments, task in PROBE_PHASES]
 # The rewrite stage after them: five keys, each stated in three rounds, the latest value asked.
 REWRITE_PHASE = (20, {"layout": "probe", "gap": T - 2, "pairs": 5, "rewrites": 2, "distances": [[1, 80, 112]]})
 BUDGETS = {  # mode -> steps ("layer_phase": the layer study's s2 and s4, shorter than armt's so that its five
              # arms over the 8-layer base train in about an hour on 2 cores)
     "full": {"base": 400, "base_recall": 1500, "phase": [2000, 2000, 3000], "layer_phase": [1500, 1500],
              "lm_phase": [200, 200, 200], "probe_phase": [1500, 1500, 2000],
-             "rewrite_phase": 800},
+             "rewrite_phase": 800, "hidden_phase": [2000, 1500, 1500, 2000],
+             "base_bind": 3000, "bind_phase": [1000, 1000, 1500]},
     "quick": {"base": 100, "base_recall": 200, "phase": [300, 200, 150], "layer_phase": [200, 100],
               "lm_phase": [20, 20, 20], "probe_phase": [200, 150, 100],
-              "rewrite_phase": 50},
+              "rewrite_phase": 50, "hidden_phase": [150, 150, 100, 100],
+              "base_bind": 300, "bind_phase": [100, 100, 100]},
 }
 BATCH = 32
 LR = 0.002
@@ -163,6 +192,14 @@ def configs(work, b):
     out["swax_base_train.json"] = dict(out["base_train.json"], model=MODEL_SWAX)
     out["base8_train.json"] = dict(out["base_train.json"], model=dict(MODEL, num_hidden_layers=8))
     out["base_wide_train.json"] = dict(out["base_train.json"], model=MODEL_WIDE)
+    # From random initialisation: the language-model base, fine-tuned on this task, stays at the key-blind
+    # loss (ln 4) for thousands of steps at lr 2e-3 and 3e-3, where a fresh model learns it in about a
+    # thousand (docs/results/README.md §2).
+    out["base_bind_train.json"] = {
+        "model": MODEL, "tokenizer": "byte", "sequence_length": 2 * T,
+        "data": {"train": recall(BIND_TASK)},
+        "training": dict(training(b["base_bind"], 0.003, 1),
+                         lr_schedule={"type": "cosine", "warmup_steps": 200, "min_ratio": 0.1})}
     out["base_recall_train.json"] = {
         "init_from": f"{work}/base", "sequence_length": 4 * T,
         "data": {"train": recall({"pairs": [[0, 2], [0.2, 4]], "queries_per_pair": 3, "distances": [[1, 3, 20]]})},
@@ -174,6 +211,8 @@ def configs(work, b):
 
     phases = [phase(segments, task, steps) for (segments, task), steps in zip(PHASES, b["phase"])]
     probe_phases = [phase(segments, task, steps) for (segments, task), steps in zip(PROBE_PHASES, b["probe_phase"])]
+    hidden_phases = [phase(segments, task, steps) for (segments, task), steps in zip(HIDDEN_PHASES, b["hidden_phase"])]
+    bind_phases = [phase(segments, task, steps) for (segments, task), steps in zip(BIND_PHASES, b["bind_phase"])]
 
     def full_attention(base, prefix, stages, budget):  # the fair baseline's stages, one per ARMT phase
         previous = f"{work}/{base}"
@@ -186,6 +225,8 @@ def configs(work, b):
     for base, prefix in (("base", "full"), ("base8", "full8"), ("base_wide", "full_wide")):  # over each base
         full_attention(base, prefix, PHASES, b["phase"])
     full_attention("base", "full_probe", PROBE_PHASES, b["probe_phase"])
+    full_attention("base", "full_hidden", HIDDEN_PHASES, b["hidden_phase"])
+    full_attention("base_bind", "full_bind", BIND_PHASES, b["bind_phase"])
     full_attention(f"full_probe_{PROBE_PHASES[-1][0]}", "full_probe_rw", [REWRITE_PHASE], [b["rewrite_phase"]])
     def armt(seed, phases=phases, **memory):
         return {"armt": dict(ARMT, seed=seed, **memory), "freeze_base": False, "output": "merged", "phases": phases,
@@ -204,6 +245,10 @@ def configs(work, b):
     out["armt_linear_seed2_train.json"] = armt(2, memory_tokens_read=False, feature_map="linear")
     out["armt_probe_train.json"] = armt(1, probe_phases, memory_tokens_read=False)
     out["armt_probe_seed2_train.json"] = armt(2, probe_phases, memory_tokens_read=False)
+    out["armt_hidden_train.json"] = armt(1, hidden_phases, memory_tokens_read=False)
+    out["armt_hidden_seed2_train.json"] = armt(2, hidden_phases, memory_tokens_read=False)
+    out["armt_bind_train.json"] = armt(1, bind_phases, memory_tokens_read=False)
+    out["armt_bind_seed2_train.json"] = armt(2, bind_phases, memory_tokens_read=False)
     # Trained on from armt_probe (`--init`, which brings its memory config), so no "armt" here.
     rewrite = armt(1, [phase(REWRITE_PHASE[0], REWRITE_PHASE[1], b["rewrite_phase"])])
     out["armt_probe_rw_train.json"] = {k: v for k, v in rewrite.items() if k != "armt"}
@@ -235,6 +280,8 @@ def main():
     print(" ".join(f"full_{segments}" for segments, _ in PHASES))
     print(" ".join(f"full_probe_{segments}" for segments, _ in PROBE_PHASES))
     print(f"full_probe_rw_{REWRITE_PHASE[0]}")
+    print(" ".join(f"full_hidden_{segments}" for segments, _ in HIDDEN_PHASES))
+    print(" ".join(f"full_bind_{segments}" for segments, _ in BIND_PHASES))
 
 
 if __name__ == "__main__":

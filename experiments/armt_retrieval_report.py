@@ -15,9 +15,13 @@ from report_lib import fmt, markdown_table, pooled, read_json, recall_study_pars
 SETS = {  # probe set -> what a reader sees
     "in_context": "two facts and their questions inside the first segment (50% for picking one of the two)",
     "one_fact": "one fact",
-    "five_facts": "five facts, each asked among 4 others (20% for picking one of the five stated values)",
-    "five_facts_shuffled": "five facts asked in a random order, each among 4 others (20% for picking one of the "
-                           "five; in stated order the oldest unasked fact is always the answer, here it is not)",
+    "five_facts": "five facts, each asked among 4 others (in the order stated: the oldest unasked fact is always "
+                  "the answer, so a memory that keeps the order needs no key)",
+    "five_facts_shuffled": "five facts asked in a random order, each among 4 others (values may repeat and each "
+                           "answer is shown after its question, so a model that knows the stated values but not "
+                           "which key holds which is right more than 20% of the time: the key-blind floor below)",
+    "five_facts_hidden": "five facts with distinct values, asked in a random order, the answers not shown (a model "
+                         "that does not bind keys to values: 20%)",
     "rewrites": "five facts rewritten twice, the answer the latest value",
     "rewrites_shuffled": "five facts rewritten twice, the answer the latest value, asked in a random order",
 }
@@ -25,6 +29,8 @@ MODELS = ["armt", "armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate",
           "armt_sep_seed2", "armt_linear", "armt_linear_seed2", "armt8_noread", "armt8_noread_seed2",
           "armt_wide_noread", "armt_wide_noread_seed2", "armt_lm", "armt_denom", "armt_denom_nogamma", "armt_probe",
           "armt_probe_seed2", "full_probe", "full_probe_rope", "armt_probe_rw", "full_probe_rw", "full_probe_rw_rope",
+          "armt_hidden", "armt_hidden_seed2", "full_hidden", "full_hidden_rope", "armt_bind", "armt_bind_seed2",
+          "full_bind", "full_bind_rope", "base_bind",
           "full8", "full8_rope", "base8", "full_wide", "full_wide_rope", "base_wide", "armt_swax", "full", "full_rope",
           "base", "base_recall", "swax_base"]
 LABELS = {"armt": "ARMT (memory in all layers)", "armt_seed2": "ARMT, second seed (initialisation and data order)",
@@ -49,6 +55,17 @@ LABELS = {"armt": "ARMT (memory in all layers)", "armt_seed2": "ARMT, second see
           "armt_probe_rw": "ARMT trained on the probes' layout, then on rewrites",
           "full_probe_rw": "full attention trained on the probes' layout, then on rewrites (the same data)",
           "full_probe_rw_rope": "full attention trained on the probes' layout, then on rewrites + linear RoPE scaling",
+          "armt_hidden": "ARMT trained with no key-blind answer (distinct values, answers not shown), after a binding stage",
+          "armt_hidden_seed2": "ARMT trained with no key-blind answer, second seed",
+          "armt_hidden_seeds_pooled": "ARMT trained with no key-blind answer, both seeds pooled",
+          "full_hidden": "full attention trained on the same data as the row above (no key-blind answer)",
+          "full_hidden_rope": "full attention trained with no key-blind answer + linear RoPE scaling",
+          "base_bind": "a base pretrained on in-context recall from random initialisation (binds in its context)",
+          "armt_bind": "ARMT over the base that binds in its context, trained with no key-blind answer",
+          "armt_bind_seed2": "ARMT over the base that binds in its context, second seed",
+          "armt_bind_seeds_pooled": "ARMT over the base that binds in its context, both seeds pooled",
+          "full_bind": "full attention over the base that binds in its context, trained on the same data",
+          "full_bind_rope": "full attention over the base that binds in its context + linear RoPE scaling",
           "armt8_noread": "ARMT over the 8-layer base, memory tokens that do not read",
           "armt8_noread_seed2": "ARMT over the 8-layer base, memory tokens that do not read, second seed",
           "armt8_noread_seeds_pooled": "ARMT over the 8-layer base, memory tokens that do not read, both seeds pooled",
@@ -74,26 +91,32 @@ STAGES = ["base", "base_recall", "armt", "armt_seed2", "armt_noread", "armt_nore
           "armt_gate_seed2", "armt_sep", "armt_sep_seed2", "armt_linear", "armt_linear_seed2", "base8",
           "armt8_noread", "armt8_noread_seed2", "base_wide", "armt_wide_noread", "armt_wide_noread_seed2", "armt_lm",
           "armt_denom", "armt_denom_nogamma", "armt_probe", "armt_probe_seed2", "swax_base", "armt_swax", "full_2", "full_4",
-          "full_8", "full_probe_4", "full_probe_8", "full_probe_12", "armt_probe_rw", "full_probe_rw_20", "full8_2",
+          "full_8", "full_probe_4", "full_probe_8", "full_probe_12", "armt_probe_rw", "full_probe_rw_20", "armt_hidden",
+          "armt_hidden_seed2", "full_hidden_2", "full_hidden_4", "full_hidden_8", "full_hidden_12", "base_bind",
+          "armt_bind", "armt_bind_seed2", "full_bind_4", "full_bind_8", "full_bind_12", "full8_2",
           "full8_4", "full8_8", "full_wide_2", "full_wide_4", "full_wide_8"]
 # ARMT arms judged beside `armt` in the acceptance comparisons, and the seeds pooled into one cell.
 OTHER_ARMS = ["armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate", "armt_gate_seed2", "armt_sep",
               "armt_sep_seed2", "armt_linear", "armt_linear_seed2", "armt8_noread", "armt8_noread_seed2",
               "armt_wide_noread", "armt_wide_noread_seed2", "armt_lm",
-              "armt_denom", "armt_denom_nogamma", "armt_probe", "armt_probe_seed2", "armt_probe_rw", "armt_swax"]
+              "armt_denom", "armt_denom_nogamma", "armt_probe", "armt_probe_seed2", "armt_probe_rw", "armt_hidden",
+              "armt_hidden_seed2", "armt_bind", "armt_bind_seed2", "armt_swax"]
 SEED_POOLS = {"armt_seeds_pooled": ["armt", "armt_seed2"], "armt_noread_seeds_pooled": ["armt_noread", "armt_noread_seed2"],
               "armt_gate_seeds_pooled": ["armt_gate", "armt_gate_seed2"],
               "armt_sep_seeds_pooled": ["armt_sep", "armt_sep_seed2"],
               "armt_linear_seeds_pooled": ["armt_linear", "armt_linear_seed2"],
               "armt8_noread_seeds_pooled": ["armt8_noread", "armt8_noread_seed2"],
               "armt_wide_noread_seeds_pooled": ["armt_wide_noread", "armt_wide_noread_seed2"],
-              "armt_probe_seeds_pooled": ["armt_probe", "armt_probe_seed2"]}
+              "armt_probe_seeds_pooled": ["armt_probe", "armt_probe_seed2"],
+              "armt_hidden_seeds_pooled": ["armt_hidden", "armt_hidden_seed2"],
+              "armt_bind_seeds_pooled": ["armt_bind", "armt_bind_seed2"]}
 
 # Arms with their own in-segment line (the Llama-based arms beside `armt`).
 IN_SEGMENT_ARMS = ["armt_seed2", "armt_noread", "armt_noread_seed2", "armt_gate", "armt_gate_seed2", "armt_sep",
                    "armt_sep_seed2", "armt_linear", "armt_linear_seed2", "armt8_noread", "armt8_noread_seed2",
                    "armt_wide_noread", "armt_wide_noread_seed2",
-                   "armt_lm", "armt_denom", "armt_denom_nogamma", "armt_probe", "armt_probe_seed2"]
+                   "armt_lm", "armt_denom", "armt_denom_nogamma", "armt_probe", "armt_probe_seed2", "armt_hidden",
+                   "armt_hidden_seed2", "armt_bind", "armt_bind_seed2"]
 
 
 # The further bases of the script's BASES (--eight-layers, --wide-base): base<tag>, armt<tag>_noread, full<tag>.
@@ -107,6 +130,10 @@ def baselines_of(arm):
         return "full_probe_rw", "full_probe_rw_rope"
     if arm.startswith("armt_probe"):
         return "full_probe", "full_probe_rope"
+    if arm.startswith("armt_hidden"):
+        return "full_hidden", "full_hidden_rope"
+    if arm.startswith("armt_bind"):
+        return "full_bind", "full_bind_rope"
     for tag in FURTHER_BASES:
         if arm.startswith(f"armt{tag}_"):
             return f"full{tag}", f"full{tag}_rope"
@@ -114,7 +141,9 @@ def baselines_of(arm):
 
 
 def collect_cells(work, sets=SETS):
-    """model -> set -> distance -> {mean, ci95, count, successes}, over every report of the work directory."""
+    """model -> set -> distance -> {mean, ci95, count, successes, key_blind}, over every report of the work
+    directory; key_blind: the accuracy of a model that knows the stated values but does not bind keys to them,
+    on the same probes (`swarmt eval recall`'s key_blind_percent; absent in reports written before it)."""
     cells = {}
     root = os.path.join(work, "eval")
     for set_name in sets:
@@ -122,11 +151,24 @@ def collect_cells(work, sets=SETS):
             if "summary.json" not in files:
                 continue
             model = os.path.relpath(dirpath, os.path.join(root, set_name)).split(os.sep)[0]
-            for row in read_json(os.path.join(dirpath, "summary.json"))["aggregates"]["by_length"]:
+            summary = read_json(os.path.join(dirpath, "summary.json"))
+            floors = summary.get("metadata", {}).get("key_blind_percent", {})
+            for row in summary["aggregates"]["by_length"]:
                 cells.setdefault(model, {}).setdefault(set_name, {})[str(row["length"])] = {
                     "mean": row["mean"], "ci95": row.get("ci95"), "count": row["count"],
-                    "successes": row.get("successes")}
+                    "successes": row.get("successes"), "key_blind": floors.get(str(row["length"]))}
     return cells
+
+
+def key_blind_floors(cells, set_name):
+    """distance -> the key-blind floor of a probe set (the same probes for every model, so one value per
+    distance; the mean where reports differ in their samples)."""
+    values = {}
+    for model_cells in cells.values():
+        for n, cell in model_cells.get(set_name, {}).items():
+            if cell.get("key_blind") is not None:
+                values.setdefault(n, []).append(cell["key_blind"])
+    return {n: sum(v) / len(v) for n, v in values.items()}
 
 
 def question_reports(work, set_name):
@@ -216,16 +258,22 @@ def comparisons(cells, T):
         return a is not None and a["ci95"] is not None and all(
             r is not None and r["ci95"] is not None and a["ci95"][0] > r["ci95"][1] for r in rivals)
 
+    def above_floor(cell, floor):  # the interval wholly above the key-blind floor (None: no floor recorded)
+        return None if floor is None or cell["ci95"] is None else cell["ci95"][0] > floor
+
     out = {}
     for set_name in SETS:
         for n in (16, 32):
             a = get("armt", set_name, n * T)
             rivals = [get(m, set_name, n * T) for m in ("full", "full_rope")]
             if a:
-                row = {"armt": a["mean"], "armt_ci95": a["ci95"], "full": rivals[0] and rivals[0]["mean"],
+                row = {"armt": a["mean"], "armt_ci95": a["ci95"], "key_blind": a.get("key_blind"),
+                       "full": rivals[0] and rivals[0]["mean"],
                        "full_rope": rivals[1] and rivals[1]["mean"],
-                       "above_both_baselines_with_disjoint_intervals": disjoint_above(a, rivals)}
-                for baseline in (f"full{tag}{rope}" for tag in FURTHER_BASES + ("_probe", "_probe_rw") for rope in ("", "_rope")):
+                       "above_both_baselines_with_disjoint_intervals": disjoint_above(a, rivals),
+                       "above_key_blind": above_floor(a, a.get("key_blind"))}
+                for baseline in (f"full{tag}{rope}" for tag in FURTHER_BASES + ("_probe", "_probe_rw", "_hidden", "_bind")
+                                 for rope in ("", "_rope")):
                     cell = get(baseline, set_name, n * T)
                     if cell:
                         row[baseline] = cell["mean"]
@@ -239,7 +287,8 @@ def comparisons(cells, T):
                         row.update({other: second["mean"], f"{other}_ci95": second["ci95"],
                                     f"{other}_judged_against": list(baselines_of(other)),
                                     f"{other}_above_both_baselines_with_disjoint_intervals":
-                                        disjoint_above(second, [get(m, set_name, n * T) for m in baselines_of(other)])})
+                                        disjoint_above(second, [get(m, set_name, n * T) for m in baselines_of(other)]),
+                                    f"{other}_above_key_blind": above_floor(second, a.get("key_blind"))})
                 out[f"{set_name}_{n}T"] = row
     a, base, recall = (get(m, "in_context", 4) for m in ("armt", "base", "base_recall"))
     if a and (base or recall):
@@ -270,6 +319,8 @@ def main():
         (" --read-gate" if "armt_gate" in stages else "") + (" --separate-write" if "armt_sep" in stages else "") + \
         (" --linear-keys" if "armt_linear" in stages else "") + \
         (" --probe-layout" if "armt_probe" in stages else "") + \
+        (" --hidden-answers" if "armt_hidden" in stages else "") + \
+        (" --bind-base" if "armt_bind" in stages else "") + \
         (" --eight-layers" if "armt8_noread" in stages else "") + \
         (" --wide-base" if "armt_wide_noread" in stages else "") + \
         (" --recipe" if "armt_lm" in stages else "") + (" --swax-base" if "armt_swax" in stages else "")
@@ -293,6 +344,11 @@ def main():
         md += markdown_table(["model"] + [distance_label(n, T) for n in distances], rows)
         counts = sorted({c["count"] for m in present for c in cells[m][set_name].values()})
         md += ["", f"Questions per cell: {', '.join(map(str, counts))}."]
+        floors = key_blind_floors(cells, set_name)
+        if floors:
+            md += ["", "Key-blind floor (a model that knows the stated values and sees the answers already given, "
+                   "but does not bind keys to values, answering the most frequent value left): " +
+                   ", ".join(f"{fmt(floors[n])}% at {distance_label(int(n), T)}" for n in sorted(floors, key=int)) + "."]
         if len(distances) > 1:
             plot = f"{set_name}.svg"
             svg_plot(os.path.join(a.results, plot), f"Recall accuracy vs distance, {title.split(' (')[0]}",
@@ -352,9 +408,10 @@ def main():
                 full, full_rope = baselines_of(arm)
                 rows.append([k, LABELS[arm],
                              fmt(v[arm]) + (f" [{fmt(ci[0])}, {fmt(ci[1])}]" if ci else ""), fmt(v.get(full)),
-                             fmt(v.get(full_rope)), v.get(f"{key}above_both_baselines_with_disjoint_intervals", "-")])
+                             fmt(v.get(full_rope)), v.get(f"{key}above_both_baselines_with_disjoint_intervals", "-"),
+                             fmt(v.get("key_blind")), v.get(f"{key}above_key_blind", "-")])
     md += [""] + markdown_table(["cell", "model", "accuracy [95% interval]", "full attention", "full + RoPE scaling",
-                                 "above both, intervals disjoint"], rows)
+                                 "above both, intervals disjoint", "key-blind floor", "interval above it"], rows)
     inside = results["comparisons"].get("in_context")
     if inside:
         md += ["", f"Inside the first segment (two facts): ARMT {fmt(inside['armt'])}%, the base it wraps "

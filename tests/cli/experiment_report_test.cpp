@@ -224,6 +224,12 @@ struct ArmtExperimentReport : ::testing::Test {
     probe("rewrites_shuffled", "armt_probe_rw", "armt_mid", "320", rewrites + "41");
     probe("rewrites_shuffled", "full_probe_rw", "base_answer", "320", rewrites + "43");
     probe("rewrites_shuffled", "full_probe_rw_rope", "base_answer", "320", rewrites + "45");
+    // With no answer that needs no key: distinct values, the answers not shown.
+    const std::string hidden = "--pairs 5 --gap 62 --shuffle-questions --distinct-values --hide-answers --seed ";
+    probe("five_facts_hidden", "armt", "armt", "320", hidden + "47");
+    probe("five_facts_hidden", "armt_hidden", "armt_mid", "320", hidden + "47");
+    probe("five_facts_hidden", "full_hidden", "base_answer", "320", hidden + "47");
+    probe("five_facts_hidden", "full_hidden_rope", "base_answer", "320", hidden + "47");
     probe("in_context", "armt_swax", "armt_mid", "4", "--pairs 2");
     probe("in_context", "swax_base", "base_answer", "4", "--pairs 2 --seed 7");
     probe("rewrites", "full", "base_answer", "320", "--pairs 5 --gap 62 --rewrites 2");
@@ -422,6 +428,19 @@ TEST_F(ArmtExperimentReport, retrieval_report_merges_every_probe_of_a_model_with
                                               rewrite_cell("full_probe_rw_rope").at("ci95")[1].get<double>());
   EXPECT_EQ(rewritten.at("armt_probe_rw_above_both_baselines_with_disjoint_intervals").get<bool>(),
             rewrite_cell("armt_probe_rw").at("ci95")[0].get<double>() > rewrite_rivals_high);
+  // Every comparison row carries the key-blind floor of its probes, and says whether an arm's interval lies
+  // above it: with the answers shown and values that may repeat it is far above 20%, with neither it is 20%.
+  const double shuffled_floor = read_json(work + "/eval/five_facts_shuffled/armt/d320/summary.json")
+                                    .at("metadata").at("key_blind_percent").at("320").get<double>();
+  EXPECT_DOUBLE_EQ(shuffled.at("key_blind").get<double>(), shuffled_floor);
+  EXPECT_GT(shuffled_floor, 30.0);
+  EXPECT_EQ(shuffled.at("armt_probe_above_key_blind").get<bool>(),
+            shuffled_cell("armt_probe").at("ci95")[0].get<double>() > shuffled_floor);
+  const Json& no_cue = results.at("comparisons").at("five_facts_hidden_16T");
+  EXPECT_DOUBLE_EQ(no_cue.at("key_blind").get<double>(), 20.0);
+  EXPECT_EQ(no_cue.at("armt_hidden_judged_against"), Json::array({"full_hidden", "full_hidden_rope"}));
+  const Json& hidden_cell = results.at("cells").at("armt_hidden").at("five_facts_hidden").at("320");
+  EXPECT_EQ(no_cue.at("armt_hidden_above_key_blind").get<bool>(), hidden_cell.at("ci95")[0].get<double>() > 20.0);
   const Json& noread_inside = results.at("comparisons").at("in_context_armt_noread");
   EXPECT_DOUBLE_EQ(noread_inside.at("difference_to_base_recall").get<double>(),
                    results.at("cells").at("armt_noread").at("in_context").at("4").at("mean").get<double>() -
