@@ -263,32 +263,37 @@ def comparisons(cells, T):
 
     out = {}
     for set_name in SETS:
+        floors = key_blind_floors(cells, set_name)
         for n in (16, 32):
+            # A row for every cell with an ARMT arm in it (a run of further arms alone has no `armt`). The
+            # floor: that of armt's probes, else the set's (the study's probes share one seed, so one floor).
             a = get("armt", set_name, n * T)
+            floor = a["key_blind"] if a and a.get("key_blind") is not None else floors.get(str(n * T))
             rivals = [get(m, set_name, n * T) for m in ("full", "full_rope")]
+            row = {"key_blind": floor, "full": rivals[0] and rivals[0]["mean"],
+                   "full_rope": rivals[1] and rivals[1]["mean"]}
             if a:
-                row = {"armt": a["mean"], "armt_ci95": a["ci95"], "key_blind": a.get("key_blind"),
-                       "full": rivals[0] and rivals[0]["mean"],
-                       "full_rope": rivals[1] and rivals[1]["mean"],
-                       "above_both_baselines_with_disjoint_intervals": disjoint_above(a, rivals),
-                       "above_key_blind": above_floor(a, a.get("key_blind"))}
-                for baseline in (f"full{tag}{rope}" for tag in FURTHER_BASES + ("_probe", "_probe_rw", "_hidden", "_bind")
-                                 for rope in ("", "_rope")):
-                    cell = get(baseline, set_name, n * T)
-                    if cell:
-                        row[baseline] = cell["mean"]
-                arms = {other: get(other, set_name, n * T) for other in OTHER_ARMS}
-                for pool, members in SEED_POOLS.items():
-                    cells_of_seeds = [get(m, set_name, n * T) for m in members]
-                    if all(c and c.get("successes") is not None for c in cells_of_seeds):
-                        arms[pool] = pooled(cells_of_seeds)
-                for other, second in arms.items():
-                    if second:
-                        row.update({other: second["mean"], f"{other}_ci95": second["ci95"],
-                                    f"{other}_judged_against": list(baselines_of(other)),
-                                    f"{other}_above_both_baselines_with_disjoint_intervals":
-                                        disjoint_above(second, [get(m, set_name, n * T) for m in baselines_of(other)]),
-                                    f"{other}_above_key_blind": above_floor(second, a.get("key_blind"))})
+                row.update({"armt": a["mean"], "armt_ci95": a["ci95"],
+                            "above_both_baselines_with_disjoint_intervals": disjoint_above(a, rivals),
+                            "above_key_blind": above_floor(a, floor)})
+            for baseline in (f"full{tag}{rope}" for tag in FURTHER_BASES + ("_probe", "_probe_rw", "_hidden", "_bind")
+                             for rope in ("", "_rope")):
+                cell = get(baseline, set_name, n * T)
+                if cell:
+                    row[baseline] = cell["mean"]
+            arms = {other: get(other, set_name, n * T) for other in OTHER_ARMS}
+            for pool, members in SEED_POOLS.items():
+                cells_of_seeds = [get(m, set_name, n * T) for m in members]
+                if all(c and c.get("successes") is not None for c in cells_of_seeds):
+                    arms[pool] = pooled(cells_of_seeds)
+            for other, second in arms.items():
+                if second:
+                    row.update({other: second["mean"], f"{other}_ci95": second["ci95"],
+                                f"{other}_judged_against": list(baselines_of(other)),
+                                f"{other}_above_both_baselines_with_disjoint_intervals":
+                                    disjoint_above(second, [get(m, set_name, n * T) for m in baselines_of(other)]),
+                                f"{other}_above_key_blind": above_floor(second, floor)})
+            if a or any(arms.values()):
                 out[f"{set_name}_{n}T"] = row
     a, base, recall = (get(m, "in_context", 4) for m in ("armt", "base", "base_recall"))
     if a and (base or recall):
