@@ -116,7 +116,8 @@ PROBE_PHASES = [
 # The same phases with no answer that a model can give without the key (armt_hidden, full_hidden_<n>): the
 # values of an example are distinct and each question is followed by filler, not its answer, so neither the
 # most frequent value nor the values already given tell it (with both, a model that does not bind keys to
-# values is right 1 time in K; with the probes' defaults 56.3% for five facts: key_blind_chances, docs/data.md).
+# values is right 1 time in K; with the probes' defaults, 56.3% for five facts in expectation:
+# key_blind_chances, docs/data.md).
 # First the binding stage of the study's recipe (PHASES[0], two facts written at once and asked in the next
 # segment), which the probe-layout arm, one fact per segment from the start, did not have.
 HIDDEN_PHASES = [PHASES[0]] + [(segments, dict(task, distinct_values=True, hidden_answers=True))
