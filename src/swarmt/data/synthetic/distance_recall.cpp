@@ -345,7 +345,7 @@ RecallProbe make_recall_probe(const RecallVocabulary& vocabulary, int64_t num_pa
                      rewrites, ")");
   SWARMT_CHECK_INPUT(distance >= (2 + gap) * num_pairs, "--distances: ", distance, " is shorter than the ", num_pairs,
                      " pairs (", (2 + gap) * num_pairs, " tokens with their gaps); the questions must follow every pair");
-  SWARMT_CHECK_INPUT(!draw.distinct_values || num_pairs + rewrites <= vocabulary.num_values(), "distinct values: ",
+  SWARMT_CHECK_INPUT(!draw.distinct_values || num_pairs + rewrites <= vocabulary.num_values(), "--distinct-values: ",
                      num_pairs, " pairs rewritten ", rewrites, " times need ", num_pairs + rewrites,
                      " values (each key a new one per round, none shared in a round); there are ", vocabulary.num_values());
   TaskRng rng(seed);

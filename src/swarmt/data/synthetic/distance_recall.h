@@ -78,7 +78,7 @@ struct RecallTrainingConfig {
   RecallLayout layout = RecallLayout::kRandom;
   int64_t gap = 0;  // probe layout: filler tokens after each pair (and after each question)
   bool shuffle_questions = true;  // probe layout: ask the keys in a random order, not the order stated
-  RecallProbeDraw draw;           // probe layout: distinct values, questions drawn with replacement
+  RecallProbeDraw draw;           // probe layout: distinct values, hidden answers
   std::vector<DistanceBand> distances{{0.9, 10, 60}, {0.1, 65, 200}};
   std::vector<PairsStage> pairs_schedule{{0.0, 2}, {0.15, 4}, {0.3, 8}};
   int64_t queries_per_pair = 1;  // times each key is asked again, each at its own distance from the
